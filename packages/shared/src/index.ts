@@ -1,0 +1,34 @@
+/**
+ * `@aenv/shared`: the vocabulary every aenv package shares.
+ *
+ * @module
+ */
+export { AenvError, toAenvError, type AenvErrorOptions, type ErrorFields } from './aenv-error.js';
+export { Cleanup, type CleanupOptions, type CleanupStep } from './cleanup.js';
+export { ConfigField, field, type FieldSpec, type ValueSource } from './config-field.js';
+export {
+  describeConfig,
+  loadConfig,
+  type ConfigFieldDoc,
+  type ConfigSchema,
+  type LoadConfigOptions,
+  type ResolvedConfig,
+} from './config-loader.js';
+export {
+  ERROR_CATEGORIES,
+  ERROR_CODES,
+  categoryOf,
+  isErrorCode,
+  type ErrorCategory,
+  type ErrorCode,
+  type ErrorCodeInfo,
+} from './error-codes.js';
+export {
+  HTTP_STATUS_BY_CATEGORY,
+  httpStatusOf,
+  toHttpError,
+  type ErrorBody,
+  type HttpError,
+} from './http-error.js';
+export { ID_LENGTH, assertName, isId, isName, newApiKey, newId, newToken } from './ids.js';
+export { LOG_FIELDS, type LogField } from './log-fields.js';

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command of the README: prepares the machine (scripts/setup.sh),
+# starts the services the tests use, runs the unit/component suites
+# (npm test) and the VM suites (npm run test:vm), and stops the services.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+status=0
+npm test || status=$?
+if [ "$status" -eq 0 ]; then
+  npm run test:vm || status=$?
+fi
+exit "$status"
