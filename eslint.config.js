@@ -1,6 +1,7 @@
 // ESLint flat config: typescript-eslint with type information, plus the
 // size and complexity limits from docs/ARCHITECTURE.md ("Code rules").
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -54,7 +55,7 @@ export default tseslint.config(
     // Plain JavaScript (scripts, this file): no type information.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    languageOptions: { globals: globals.node },
     rules: { 'no-console': 'off' },
   },
 );

@@ -42,6 +42,10 @@ export const LOG_FIELDS = Object.freeze({
   httpPath: 'http.path',
   /** HTTP status. */
   httpStatus: 'http.status',
+  /** A byte count (fetched, written, sealed). */
+  bytes: 'bytes',
+  /** Index of a data chunk within a layer. */
+  chunkIndex: 'chunk.index',
 });
 
 /** One of the {@link LOG_FIELDS} values. */
