@@ -1,0 +1,115 @@
+/**
+ * Choosing and constructing the VMM driver from configuration.
+ *
+ * `auto` picks firecracker only where it can run (its binary and hardware
+ * KVM are present) and this build has the driver; otherwise qemu. The qemu
+ * driver runs KVM when hardware KVM is usable and TCG otherwise, unless the
+ * config forces one (forcing `kvm` where it is unusable is an error, not a
+ * silent fallback).
+ *
+ * @module
+ */
+import { AenvError } from '@aenv/shared';
+import type { VirtualizationMode, VmmDriver } from './driver.js';
+import { notSupported } from './errors.js';
+import { findExecutable, hostCpuKhz, probeKvm, type KvmProbe } from './host-probe.js';
+import type { VmmConfig } from './config.js';
+import { QemuDriver, qemuVersion } from './qemu/qemu-driver.js';
+
+/** Drivers this build implements. */
+export const IMPLEMENTED_DRIVERS: readonly ('qemu' | 'firecracker')[] = ['qemu'];
+
+/** What {@link selectDriver} decides from. */
+export interface DriverFacts {
+  readonly requested: VmmConfig['driver'];
+  readonly accel: VmmConfig['accel'];
+  readonly firecrackerFound: boolean;
+  readonly kvm: KvmProbe;
+  readonly implemented: readonly ('qemu' | 'firecracker')[];
+}
+
+/** The decision: which driver, which mode, and why (one line for startup output). */
+export interface DriverChoice {
+  readonly kind: 'qemu' | 'firecracker';
+  readonly mode: VirtualizationMode;
+  readonly reason: string;
+}
+
+/**
+ * Pure driver selection.
+ * @throws {AenvError} `VMM_DRIVER_UNAVAILABLE` (KVM forced or firecracker
+ *   requested where it cannot run), `VMM_NOT_SUPPORTED` (firecracker
+ *   requested but not in this build).
+ */
+export function selectDriver(f: DriverFacts): DriverChoice {
+  const fcPossible = f.firecrackerFound && f.kvm.usable;
+  if (f.requested === 'firecracker') {
+    if (!f.implemented.includes('firecracker')) {
+      throw notSupported(
+        'firecracker',
+        'starting VMs',
+        'the firecracker driver is not part of this build yet',
+      );
+    }
+    if (!fcPossible) {
+      const why = f.firecrackerFound ? f.kvm.reason : 'no firecracker binary found';
+      throw new AenvError(
+        'VMM_DRIVER_UNAVAILABLE',
+        `the firecracker driver cannot run here: ${why}`,
+      );
+    }
+    return { kind: 'firecracker', mode: 'kvm', reason: 'configured' };
+  }
+  if (f.requested === 'auto' && fcPossible && f.implemented.includes('firecracker')) {
+    return {
+      kind: 'firecracker',
+      mode: 'kvm',
+      reason: `auto: firecracker binary and ${f.kvm.reason}`,
+    };
+  }
+  if (f.accel === 'kvm' && !f.kvm.usable) {
+    throw new AenvError(
+      'VMM_DRIVER_UNAVAILABLE',
+      `accel kvm is configured but unusable: ${f.kvm.reason}`,
+    );
+  }
+  const mode: VirtualizationMode = f.accel === 'tcg' || !f.kvm.usable ? 'tcg' : 'kvm';
+  const why = f.accel === 'auto' ? `auto: ${f.kvm.reason}` : `accel ${f.accel} configured`;
+  return { kind: 'qemu', mode, reason: `qemu/${mode} (${why})` };
+}
+
+/**
+ * Probes the host and constructs the configured driver.
+ * @throws {AenvError} as {@link selectDriver}; `VMM_DRIVER_UNAVAILABLE` when
+ *   the QEMU binary is missing.
+ */
+export async function createVmmDriver(
+  config: VmmConfig,
+): Promise<{ driver: VmmDriver; choice: DriverChoice }> {
+  const [kvm, firecracker] = await Promise.all([
+    probeKvm(),
+    findExecutable(config.firecrackerBinary),
+  ]);
+  const choice = selectDriver({
+    requested: config.driver,
+    accel: config.accel,
+    firecrackerFound: firecracker !== undefined,
+    kvm,
+    implemented: IMPLEMENTED_DRIVERS,
+  });
+  const binary = await findExecutable(config.qemuBinary);
+  if (binary === undefined) {
+    throw new AenvError(
+      'VMM_DRIVER_UNAVAILABLE',
+      `QEMU binary ${config.qemuBinary} not found (apt-get install qemu-system-x86)`,
+    );
+  }
+  const cpuKhz = config.cpuKhz > 0 ? config.cpuKhz : await hostCpuKhz();
+  const driver = new QemuDriver({
+    binary,
+    mode: choice.mode,
+    vmmVersion: await qemuVersion(binary),
+    ...(cpuKhz === undefined ? {} : { cpuKhz }),
+  });
+  return { driver, choice };
+}

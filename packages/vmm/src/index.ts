@@ -1,0 +1,60 @@
+/**
+ * `@aenv/vmm`: the VMM driver interface and its drivers (qemu now).
+ *
+ * Start with {@link createVmmDriver} (from config) or `new QemuDriver(...)`,
+ * then `boot`/`restore` VMs. The QMP client and process plumbing are
+ * private to the qemu driver and not exported.
+ *
+ * @module
+ */
+export type {
+  ConsoleSpec,
+  ConsoleWaitOptions,
+  DriveSource,
+  DriveSpec,
+  ExitInfo,
+  ExitReason,
+  GuestParams,
+  NetworkSpec,
+  RestoreSpec,
+  SnapshotRef,
+  SnapshotTarget,
+  VirtualizationMode,
+  Vm,
+  VmmCapability,
+  VmmDriver,
+  VmmDriverKind,
+  VmSpec,
+} from './driver.js';
+export { VM_STATES, VM_TRANSITIONS, VmStateMachine, type VmState } from './vm-state.js';
+export {
+  MANIFEST_FILE,
+  SNAPSHOT_FORMAT_VERSION,
+  SNAPSHOT_MAGIC,
+  readManifest,
+  type SnapshotManifest,
+} from './snapshot-manifest.js';
+export { VMM_CHANNELS, type VmmEvent, type VmmOp } from './events.js';
+export {
+  BASE_KERNEL_ARGS,
+  GUEST_KERNEL_PARAMS,
+  buildKernelCmdline,
+  guestKernelArgs,
+} from './kernel-args.js';
+export { decideKvm, findExecutable, hostCpuKhz, probeKvm, type KvmProbe } from './host-probe.js';
+export { notSupported } from './errors.js';
+export { validateRestoreSpec, validateVmSpec } from './vm-spec.js';
+export { ACCEL_CHOICES, DRIVER_CHOICES, vmmConfigSchema, type VmmConfig } from './config.js';
+export {
+  IMPLEMENTED_DRIVERS,
+  createVmmDriver,
+  selectDriver,
+  type DriverChoice,
+  type DriverFacts,
+} from './create-vmm-driver.js';
+export {
+  QEMU_CAPABILITIES,
+  QemuDriver,
+  qemuVersion,
+  type QemuDriverOptions,
+} from './qemu/qemu-driver.js';
