@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 
+# Guest artifacts (kernel, tools and base images) are built once and shared by
+# the VM suites; the first run builds them (about a minute).
+export AENV_TEST_CACHE="${AENV_TEST_CACHE:-/var/tmp/aenv-test-cache}"
+
 status=0
 npm test || status=$?
 if [ "$status" -eq 0 ]; then

@@ -1,0 +1,16 @@
+/**
+ * What route handlers depend on: the orchestrator and the node settings
+ * that shape answers.
+ *
+ * @module
+ */
+import type { Orchestrator } from '../orchestrator/orchestrator.js';
+
+/** Dependencies of the route handlers. */
+export interface ApiContext {
+  readonly orchestrator: Orchestrator;
+  /** Domain returned to SDKs for `{port}-{id}.{domain}` hosts; null = the client's default. */
+  readonly domain: string | null;
+  /** Longest TTL a client may ask for, in seconds. */
+  readonly maxTimeoutSeconds: number;
+}

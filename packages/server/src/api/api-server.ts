@@ -1,0 +1,118 @@
+/**
+ * The node's HTTP listener: one port for the control plane (E2B REST API)
+ * and the data plane (the sandbox proxy).
+ *
+ * Order of decisions for each request: a request naming a sandbox (headers
+ * or host, see `proxy-target.ts`) goes to the proxy, whatever its path;
+ * otherwise the route table decides, behind the API key except for public
+ * routes; unknown routes answer 404 JSON. Every error is JSON
+ * `{code, message, error_code}` and is logged with the request.
+ *
+ * @module
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { AenvError, LOG_FIELDS } from '@aenv/shared';
+import { errorFields, type Logger } from '../log.js';
+import { proxyTargetOf } from '../proxy/proxy-target.js';
+import type { SandboxProxy } from '../proxy/sandbox-proxy.js';
+import type { ApiKeys } from './api-keys.js';
+import { sendEmpty, sendError, sendJson } from './http-io.js';
+import { matchRoute, type Reply, type Route } from './router.js';
+
+/** What the listener needs. */
+export interface ApiServerOptions {
+  readonly routes: readonly Route[];
+  readonly keys: ApiKeys;
+  readonly proxy: SandboxProxy;
+  readonly domain: string | null;
+  readonly logger: Logger;
+}
+
+/** A listening API server. */
+export interface ApiServer {
+  readonly server: Server;
+  /** `http://host:port` */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts listening on `host:port` (port 0 = ephemeral). */
+export async function startApiServer(
+  options: ApiServerOptions,
+  host: string,
+  port: number,
+): Promise<ApiServer> {
+  const server = createServer({ requestTimeout: 0, headersTimeout: 60_000 });
+  server.on('request', (req, res) => void handleRequest(options, req, res));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const target = proxyTargetOf(req.headers, options.domain);
+    if (target === undefined) {
+      socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    options.proxy.upgrade(req, socket, head, target);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    server,
+    url: `http://${shownHost}:${addr.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handleRequest(
+  options: ApiServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const target = proxyTargetOf(req.headers, options.domain);
+  if (target !== undefined) return options.proxy.handle(req, res, target);
+  const url = new URL(req.url ?? '/', 'http://node');
+  const started = performance.now();
+  let status = 500;
+  try {
+    const match = matchRoute(options.routes, req.method ?? 'GET', url.pathname);
+    if (match?.route.public !== true) options.keys.check(req.headers['x-api-key']);
+    if (match === undefined) {
+      throw new AenvError('API_ROUTE_NOT_FOUND', `no route ${req.method ?? ''} ${url.pathname}`);
+    }
+    const reply = await match.route.handler({ req, params: match.params, query: url.searchParams });
+    status = writeReply(res, reply);
+  } catch (err) {
+    status = sendError(res, err);
+    const level = status >= 500 ? 'error' : 'debug';
+    options.logger[level]('request failed', {
+      [LOG_FIELDS.httpMethod]: req.method,
+      [LOG_FIELDS.httpPath]: url.pathname,
+      [LOG_FIELDS.httpStatus]: status,
+      ...errorFields(err),
+    });
+  }
+  options.logger.debug('request', {
+    [LOG_FIELDS.httpMethod]: req.method,
+    [LOG_FIELDS.httpPath]: url.pathname,
+    [LOG_FIELDS.httpStatus]: status,
+    [LOG_FIELDS.durationMs]: Math.round(performance.now() - started),
+  });
+}
+
+function writeReply(res: ServerResponse, reply: Reply): number {
+  if (reply.body === undefined) {
+    for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
+    sendEmpty(res, reply.status);
+  } else {
+    sendJson(res, reply.status, reply.body, { ...reply.headers });
+  }
+  return reply.status;
+}

@@ -1,0 +1,32 @@
+/**
+ * The whole route table of the node API, on one screen.
+ *
+ * @module
+ */
+import type { ApiContext } from './api-context.js';
+import type { Route } from './router.js';
+import { health } from './routes/health.js';
+import { connectSandbox } from './routes/sandbox.connect.js';
+import { createSandbox } from './routes/sandbox.create.js';
+import { getSandbox } from './routes/sandbox.get.js';
+import { killSandbox } from './routes/sandbox.kill.js';
+import { listSandboxesV1, listSandboxesV2 } from './routes/sandbox.list.js';
+import { updateSandboxNetwork } from './routes/sandbox.network.js';
+import { setSandboxTimeout } from './routes/sandbox.timeout.js';
+
+/** Every route of the node API. */
+export function routeTable(api: ApiContext): Route[] {
+  return [
+    { method: 'GET', path: '/health', handler: health, public: true },
+    { method: 'POST', path: '/sandboxes', handler: createSandbox(api, 'v1') },
+    { method: 'POST', path: '/v2/sandboxes', handler: createSandbox(api, 'v2') },
+    { method: 'GET', path: '/sandboxes', handler: listSandboxesV1(api) },
+    { method: 'GET', path: '/v2/sandboxes', handler: listSandboxesV2(api) },
+    { method: 'GET', path: '/sandboxes/:id', handler: getSandbox(api) },
+    { method: 'DELETE', path: '/sandboxes/:id', handler: killSandbox(api) },
+    { method: 'POST', path: '/sandboxes/:id/timeout', handler: setSandboxTimeout(api) },
+    { method: 'PUT', path: '/sandboxes/:id/network', handler: updateSandboxNetwork(api) },
+    { method: 'POST', path: '/sandboxes/:id/connect', handler: connectSandbox(api, 'v1') },
+    { method: 'POST', path: '/v2/sandboxes/:id/connect', handler: connectSandbox(api, 'v2') },
+  ];
+}

@@ -1,0 +1,43 @@
+/**
+ * `POST /sandboxes` (v1, `NewSandbox`) and `POST /v2/sandboxes` (v2,
+ * `NewSandboxV2`): create a sandbox, answer 201 `Sandbox` once envd answers.
+ * Unknown body fields are ignored, as E2B does.
+ *
+ * @module
+ */
+import { parseSandboxNetwork } from '@aenv/network';
+import type { CreateSandboxRequest } from '../../orchestrator/sandbox.js';
+import type { ApiContext } from '../api-context.js';
+import { optionalBoolean, optionalInteger, optionalStringMap, requiredString } from '../fields.js';
+import type { Reply, RouteContext } from '../router.js';
+import { readJsonBody } from '../http-io.js';
+import { toSandboxView } from '../sandbox-view.js';
+
+/** Default TTL when the body has none: the v1 spec says 15 s, v2 300 s. */
+export const DEFAULT_TIMEOUT_SECONDS = { v1: 15, v2: 300 } as const;
+
+/** Parses a create body into a request. */
+export function parseCreateBody(
+  body: Readonly<Record<string, unknown>>,
+  version: 'v1' | 'v2',
+  maxTimeoutSeconds: number,
+): CreateSandboxRequest {
+  const timeout = optionalInteger(body, 'timeout', 0, maxTimeoutSeconds);
+  return {
+    templateId: requiredString(body, 'templateID'),
+    timeoutSeconds: timeout ?? DEFAULT_TIMEOUT_SECONDS[version],
+    metadata: optionalStringMap(body, 'metadata') ?? {},
+    envVars: optionalStringMap(body, 'envVars') ?? {},
+    secure: optionalBoolean(body, 'secure') ?? false,
+    network: parseSandboxNetwork(body),
+  };
+}
+
+/** The create handler for one API version. */
+export function createSandbox(api: ApiContext, version: 'v1' | 'v2') {
+  return async (ctx: RouteContext): Promise<Reply> => {
+    const req = parseCreateBody(await readJsonBody(ctx.req), version, api.maxTimeoutSeconds);
+    const record = await api.orchestrator.create(req);
+    return { status: 201, body: toSandboxView(record, api.domain) };
+  };
+}

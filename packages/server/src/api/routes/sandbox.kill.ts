@@ -1,0 +1,15 @@
+/**
+ * `DELETE /sandboxes/{id}`: 204 once the machine is gone, 404 when unknown.
+ *
+ * @module
+ */
+import type { ApiContext } from '../api-context.js';
+import type { Reply, RouteContext } from '../router.js';
+
+/** The kill handler. */
+export function killSandbox(api: ApiContext) {
+  return async (ctx: RouteContext): Promise<Reply> => {
+    await api.orchestrator.kill(ctx.params.id ?? '');
+    return { status: 204 };
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * The E2B JSON shapes of a sandbox record (`Sandbox`, `ListedSandbox`,
+ * `SandboxDetail`; e2b-protocol.md §2.2, §2.4, §2.5). `clientID` is always
+ * `""`: the Python SDK indexes it.
+ *
+ * @module
+ */
+import { toE2bNetwork, type E2bNetworkView } from '@aenv/network';
+import type { SandboxRecord } from '../orchestrator/sandbox.js';
+
+/** The answer of create and connect. */
+export interface SandboxView {
+  readonly sandboxID: string;
+  readonly templateID: string;
+  readonly alias?: string;
+  readonly clientID: string;
+  readonly envdVersion: string;
+  readonly envdAccessToken?: string;
+  readonly trafficAccessToken: null;
+  readonly domain: string | null;
+}
+
+/** One element of a list answer. */
+export interface ListedSandboxView {
+  readonly templateID: string;
+  readonly alias?: string;
+  readonly sandboxID: string;
+  readonly clientID: string;
+  readonly startedAt: string;
+  readonly endAt: string;
+  readonly cpuCount: number;
+  readonly memoryMB: number;
+  readonly diskSizeMB: number;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly state: 'running' | 'paused';
+  readonly envdVersion: string;
+}
+
+/** The answer of get. */
+export interface SandboxDetailView extends ListedSandboxView {
+  readonly domain: string | null;
+  readonly envdAccessToken?: string;
+  readonly allowInternetAccess: boolean;
+  readonly network: E2bNetworkView;
+}
+
+/** `Sandbox` for create/connect. */
+export function toSandboxView(r: SandboxRecord, domain: string | null): SandboxView {
+  return {
+    sandboxID: r.id,
+    templateID: r.templateId,
+    ...(r.alias === undefined ? {} : { alias: r.alias }),
+    clientID: '',
+    envdVersion: r.envdVersion,
+    ...(r.envdAccessToken === undefined ? {} : { envdAccessToken: r.envdAccessToken }),
+    trafficAccessToken: null,
+    domain,
+  };
+}
+
+/** `ListedSandbox` for list. */
+export function toListedView(r: SandboxRecord): ListedSandboxView {
+  return {
+    templateID: r.templateId,
+    ...(r.alias === undefined ? {} : { alias: r.alias }),
+    sandboxID: r.id,
+    clientID: '',
+    startedAt: r.startedAt.toISOString(),
+    endAt: r.endAt.toISOString(),
+    cpuCount: r.vcpus,
+    memoryMB: r.memoryMiB,
+    diskSizeMB: r.diskSizeMiB,
+    metadata: r.metadata,
+    state: 'running',
+    envdVersion: r.envdVersion,
+  };
+}
+
+/** `SandboxDetail` for get. */
+export function toDetailView(r: SandboxRecord, domain: string | null): SandboxDetailView {
+  return {
+    ...toListedView(r),
+    domain,
+    ...(r.envdAccessToken === undefined ? {} : { envdAccessToken: r.envdAccessToken }),
+    allowInternetAccess: r.network.egress.allowInternetAccess,
+    network: toE2bNetwork(r.network),
+  };
+}

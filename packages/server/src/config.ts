@@ -1,0 +1,100 @@
+/**
+ * The node daemon's configuration schema: defaults beside each field, a
+ * JSON file (`--config`, `AENV_CONFIG`, or `$AENV_HOME/config.json` when it
+ * exists) and `AENV_*` environment overrides. Subsystems own their sections
+ * and the daemon composes them here.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { networkConfigSchema } from '@aenv/network';
+import { field, loadConfig, type ResolvedConfig } from '@aenv/shared';
+import { vmmConfigSchema } from '@aenv/vmm';
+
+/** The node daemon's schema. */
+export const nodeConfigSchema = {
+  home: field.path({
+    default: '/var/lib/aenv',
+    env: 'AENV_HOME',
+    doc: 'State directory: API key, artifacts, sandboxes, logs.',
+  }),
+  api: {
+    host: field.string({
+      default: '127.0.0.1',
+      env: 'AENV_HOST',
+      doc: 'Address the API listens on.',
+    }),
+    port: field.integer({
+      default: 8000,
+      min: 0,
+      max: 65535,
+      env: 'AENV_PORT',
+      doc: 'Port the API listens on (0 = any free port).',
+    }),
+    domain: field.optionalString({
+      default: undefined,
+      env: 'AENV_DOMAIN',
+      doc: 'Domain of sandbox hosts ({port}-{id}.{domain}) returned to SDKs; unset = the client default.',
+    }),
+  },
+  log: {
+    level: field.oneOf(['debug', 'info', 'warn', 'error'], {
+      default: 'info',
+      env: 'AENV_LOG_LEVEL',
+      doc: 'Lowest level written to the log.',
+    }),
+  },
+  sandbox: {
+    maxSandboxes: field.integer({
+      default: 64,
+      min: 1,
+      env: 'AENV_MAX_SANDBOXES',
+      doc: 'Most sandboxes alive at once on this node.',
+    }),
+    vcpus: field.integer({ default: 2, min: 1, max: 64, doc: 'vCPUs of the base template.' }),
+    memoryMiB: field.integer({
+      default: 512,
+      min: 64,
+      max: 262144,
+      doc: 'Guest memory of the base template, MiB.',
+    }),
+    maxTimeoutSeconds: field.integer({
+      default: 86400,
+      min: 1,
+      doc: 'Longest TTL a client may ask for, seconds.',
+    }),
+    envdReadyTimeoutMs: field.integer({
+      default: 60000,
+      min: 1000,
+      env: 'AENV_ENVD_READY_TIMEOUT_MS',
+      doc: 'How long create waits for envd inside a new sandbox to answer.',
+    }),
+  },
+  artifacts: {
+    dir: field.optionalPath({
+      default: undefined,
+      env: 'AENV_ARTIFACTS_DIR',
+      doc: 'Guest artifact cache (kernel, initramfs, tools and base images); default $AENV_HOME/artifacts.',
+    }),
+  },
+  vmm: vmmConfigSchema,
+  network: networkConfigSchema,
+};
+
+/** The loaded node configuration. */
+export type NodeConfig = ResolvedConfig<typeof nodeConfigSchema>;
+
+/**
+ * Loads the node configuration. The file is `file`, else `AENV_CONFIG`,
+ * else `$AENV_HOME/config.json` (or `/var/lib/aenv/config.json`) if present.
+ */
+export function loadNodeConfig(
+  file?: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): NodeConfig {
+  const explicit = file ?? env.AENV_CONFIG;
+  const implicit = join(resolve(env.AENV_HOME ?? '/var/lib/aenv'), 'config.json');
+  const chosen = explicit ?? (existsSync(implicit) ? implicit : undefined);
+  return loadConfig(nodeConfigSchema, { file: chosen, env });
+}

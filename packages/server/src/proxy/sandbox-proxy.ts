@@ -1,0 +1,135 @@
+/**
+ * The data-plane reverse proxy: forwards a request (or a WebSocket/any
+ * upgrade) to a port of a sandbox, streaming both ways without buffering.
+ *
+ * A sandbox that is unknown, not running or unreachable answers 502 JSON
+ * `{code: 502, message, sandboxId}` — what E2B's own proxy answers and what
+ * the SDKs read as "sandbox is not running" (a 404 would read as
+ * Unimplemented on streams). The API key is never forwarded.
+ *
+ * @module
+ */
+import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { GuestAddress } from '../orchestrator/sandbox.js';
+import type { ProxyTarget } from './proxy-target.js';
+
+/** Resolves a sandbox port to the host address where it is reachable. */
+export type AddressResolver = (sandboxId: string, port: number) => GuestAddress | undefined;
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'x-api-key',
+]);
+
+function forwardHeaders(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+  }
+  return out;
+}
+
+function badGateway(sandboxId: string, message: string): string {
+  return JSON.stringify({ code: 502, message, sandboxId, error_code: 'SBX_NOT_FOUND' });
+}
+
+/** Forwards data-plane traffic to sandboxes. */
+export class SandboxProxy {
+  readonly #resolve: AddressResolver;
+  readonly #agent = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
+
+  constructor(resolve: AddressResolver) {
+    this.#resolve = resolve;
+  }
+
+  /** Forwards one HTTP request. */
+  handle(req: IncomingMessage, res: ServerResponse, target: ProxyTarget): void {
+    const addr = this.#resolve(target.sandboxId, target.port);
+    if (addr === undefined) {
+      return this.#fail(res, target, 'The sandbox was not found');
+    }
+    const upstream = request({
+      host: addr.host,
+      port: addr.port,
+      method: req.method,
+      path: req.url,
+      headers: forwardHeaders(req.headers),
+      agent: this.#agent,
+    });
+    upstream.on('response', (up) => {
+      res.writeHead(up.statusCode ?? 502, up.statusMessage, forwardHeaders(up.headers));
+      res.flushHeaders();
+      up.pipe(res);
+      up.on('error', () => res.destroy());
+    });
+    upstream.on('error', () => this.#fail(res, target, 'The sandbox is not reachable'));
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  }
+
+  /** Forwards an upgrade (WebSocket or other) as a raw byte stream. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: ProxyTarget): void {
+    const addr = this.#resolve(target.sandboxId, target.port);
+    if (addr === undefined) {
+      const body = badGateway(target.sandboxId, 'The sandbox was not found');
+      socket.end(
+        `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    const upstream: Socket = connect(addr.port, addr.host, () => {
+      upstream.write(rawRequestHead(req));
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    const close = (): void => {
+      upstream.destroy();
+      socket.destroy();
+    };
+    upstream.on('error', close);
+    socket.on('error', close);
+    upstream.on('close', () => socket.destroy());
+    socket.on('close', () => upstream.destroy());
+  }
+
+  /** Closes pooled upstream connections. */
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  #fail(res: ServerResponse, target: ProxyTarget, message: string): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = badGateway(target.sandboxId, message);
+    res.writeHead(502, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+}
+
+function rawRequestHead(req: IncomingMessage): string {
+  const lines = [`${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/1.1`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    if (name.toLowerCase() === 'x-api-key') continue;
+    lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`);
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
