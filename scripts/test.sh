@@ -11,6 +11,8 @@ scripts/setup.sh
 # the VM suites; the first run builds them (about a minute).
 export AENV_TEST_CACHE="${AENV_TEST_CACHE:-/var/tmp/aenv-test-cache}"
 
+npm run lint
+
 status=0
 npm test || status=$?
 if [ "$status" -eq 0 ]; then
