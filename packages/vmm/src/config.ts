@@ -34,6 +34,43 @@ export const vmmConfigSchema = {
     env: 'AENV_FIRECRACKER_BINARY',
     doc: 'Firecracker binary: a name on PATH or an absolute path.',
   }),
+  firecrackerJailer: field.string({
+    default: '',
+    env: 'AENV_FIRECRACKER_JAILER',
+    doc: "Firecracker's jailer binary; empty runs Firecracker without it.",
+  }),
+  firecrackerJailUid: field.integer({
+    default: 65534,
+    env: 'AENV_FIRECRACKER_JAIL_UID',
+    max: 4_294_967_294,
+    doc: 'User the jailed Firecracker runs as (a uid of its own: writable drives are chowned to it).',
+  }),
+  firecrackerJailGid: field.integer({
+    default: 65534,
+    env: 'AENV_FIRECRACKER_JAIL_GID',
+    max: 4_294_967_294,
+    doc: 'Group the jailed Firecracker runs as.',
+  }),
+  firecrackerChrootBaseDir: field.string({
+    default: '/srv/jailer',
+    env: 'AENV_FIRECRACKER_CHROOT_BASE',
+    doc: 'Base of the jailer chroots, on the filesystem of images and snapshots (files are hard-linked in).',
+  }),
+  firecrackerSnapshotEditor: field.string({
+    default: '',
+    env: 'AENV_FIRECRACKER_SNAPSHOT_EDITOR',
+    doc: "Firecracker's snapshot-editor, to merge Diff snapshots onto their base.",
+  }),
+  firecrackerTrackDirtyPages: field.boolean({
+    default: false,
+    env: 'AENV_FIRECRACKER_TRACK_DIRTY_PAGES',
+    doc: 'KVM dirty-page tracking, needed for Diff snapshots (costs guest write speed).',
+  }),
+  nbdClient: field.string({
+    default: 'nbd-client',
+    env: 'AENV_NBD_CLIENT',
+    doc: 'nbd-client program that attaches NBD drives for Firecracker.',
+  }),
   cpuKhz: field.integer({
     default: 0,
     env: 'AENV_VMM_CPU_KHZ',

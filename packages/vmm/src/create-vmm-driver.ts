@@ -14,10 +14,12 @@ import type { VirtualizationMode, VmmDriver } from './driver.js';
 import { notSupported } from './errors.js';
 import { findExecutable, hostCpuKhz, probeKvm, type KvmProbe } from './host-probe.js';
 import type { VmmConfig } from './config.js';
+import { FirecrackerDriver } from './firecracker/firecracker-driver.js';
+import { NbdAttacher } from './firecracker/nbd-attachment.js';
 import { QemuDriver, qemuVersion } from './qemu/qemu-driver.js';
 
 /** Drivers this build implements. */
-export const IMPLEMENTED_DRIVERS: readonly ('qemu' | 'firecracker')[] = ['qemu'];
+export const IMPLEMENTED_DRIVERS: readonly ('qemu' | 'firecracker')[] = ['qemu', 'firecracker'];
 
 /** What {@link selectDriver} decides from. */
 export interface DriverFacts {
@@ -97,6 +99,9 @@ export async function createVmmDriver(
     kvm,
     implemented: IMPLEMENTED_DRIVERS,
   });
+  if (choice.kind === 'firecracker') {
+    return { driver: await createFirecracker(config, firecracker as string), choice };
+  }
   const binary = await findExecutable(config.qemuBinary);
   if (binary === undefined) {
     throw new AenvError(
@@ -112,4 +117,27 @@ export async function createVmmDriver(
     ...(cpuKhz === undefined ? {} : { cpuKhz }),
   });
   return { driver, choice };
+}
+
+/** The firecracker driver from the `firecracker*` config fields. */
+async function createFirecracker(config: VmmConfig, binary: string): Promise<VmmDriver> {
+  const jailer = config.firecrackerJailer;
+  return FirecrackerDriver.create({
+    binary,
+    ...(jailer === ''
+      ? {}
+      : {
+          jailer: {
+            binary: jailer,
+            uid: config.firecrackerJailUid,
+            gid: config.firecrackerJailGid,
+            chrootBaseDir: config.firecrackerChrootBaseDir,
+          },
+        }),
+    ...(config.firecrackerSnapshotEditor === ''
+      ? {}
+      : { snapshotEditor: config.firecrackerSnapshotEditor }),
+    trackDirtyPages: config.firecrackerTrackDirtyPages,
+    nbd: new NbdAttacher({ nbdClient: config.nbdClient }),
+  });
 }

@@ -1,7 +1,8 @@
 /**
- * `@aenv/vmm`: the VMM driver interface and its drivers (qemu now).
+ * `@aenv/vmm`: the VMM driver interface and its drivers (qemu, firecracker).
  *
- * Start with {@link createVmmDriver} (from config) or `new QemuDriver(...)`,
+ * Start with {@link createVmmDriver} (from config), `new QemuDriver(...)` or
+ * `FirecrackerDriver.create(...)`,
  * then `boot`/`restore` VMs. The QMP client and process plumbing are
  * private to the qemu driver and not exported.
  *
@@ -58,3 +59,19 @@ export {
   qemuVersion,
   type QemuDriverOptions,
 } from './qemu/qemu-driver.js';
+export {
+  FIRECRACKER_CAPABILITIES,
+  FirecrackerDriver,
+  firecrackerVersion,
+  type FirecrackerDriverOptions,
+} from './firecracker/firecracker-driver.js';
+export type { FirecrackerSnapshotTarget, FirecrackerVm } from './firecracker/firecracker-vm.js';
+export {
+  NbdAttacher,
+  type NbdAttacherOptions,
+  type NbdDevice,
+  type NbdProbe,
+} from './firecracker/nbd-attachment.js';
+export type { JailerOptions } from './firecracker/vmm-layout.js';
+export type { FirecrackerMetrics } from './firecracker/vmm-telemetry.js';
+export type { Balloon, BalloonStats, CpuTemplate } from './firecracker/api-types.js';
