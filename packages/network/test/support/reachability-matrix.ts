@@ -1,7 +1,8 @@
 /**
  * The reachability matrix of slots, defined once for any kind of guest:
- * `reachability.test.ts` runs it with stand-in guests; a VM suite runs it
- * with real QEMU guests by passing another {@link GuestFactory}.
+ * `reachability.test.ts` runs it with stand-in guests. The same matrix with
+ * real QEMU guests is `packages/server/test/network/reachability.vm.test.ts`
+ * (the network package may not import the guest and vmm packages).
  *
  * Two slot managers run in the lab's host namespace, like two nodes sharing
  * a host: `A` with the default config, `B` with its own prefix and pool, the

@@ -7,10 +7,9 @@
  * same name, address and MAC whose other end, `eth0` in the stand-in
  * namespace, has the guest's fixed address, MAC and default route, exactly
  * what the guest init configures from `guestKernelArgs()`. Everything else
- * (the slot netns rules, the host table) is the real thing. A real guest
- * replaces it by implementing {@link GuestFactory}: boot QEMU inside
- * `slot.netnsPath` on `slot.tapName` with `GUEST_MAC`, and run the probe
- * agent inside the VM.
+ * (the slot netns rules, the host table) is the real thing. Real QEMU
+ * guests booted in `slot.netnsPath` on `slot.tapName` with `GUEST_MAC` run
+ * the same probes in `packages/server/test/network/reachability.vm.test.ts`.
  *
  * @module
  */
