@@ -6,12 +6,14 @@
  * @module
  */
 import { reportError, UsageError } from './cli-error.js';
+import { debugCommand } from './commands/debug.js';
 import { serverCommand } from './commands/server.js';
 
 const USAGE = `Usage: aenv <command> [options]
 
 Commands:
   server     Run a node: the API on 127.0.0.1:8000 and its sandboxes.
+  debug      Look inside a node's state (aenv debug layer inspect <digest>).
 
 Run 'aenv <command> --help' for a command's options.
 `;
@@ -26,6 +28,8 @@ async function main(argv: string[]): Promise<number> {
       return command === undefined ? 2 : 0;
     case 'server':
       return serverCommand(rest);
+    case 'debug':
+      return debugCommand(rest);
     default:
       throw new UsageError(`unknown command '${command}'`);
   }

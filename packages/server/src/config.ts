@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { networkConfigSchema } from '@aenv/network';
 import { field, loadConfig, type ResolvedConfig } from '@aenv/shared';
+import { storageConfigSchema } from '@aenv/storage';
 import { vmmConfigSchema } from '@aenv/vmm';
 
 /** The node daemon's schema. */
@@ -17,7 +18,7 @@ export const nodeConfigSchema = {
   home: field.path({
     default: '/var/lib/aenv',
     env: 'AENV_HOME',
-    doc: 'State directory: API key, artifacts, sandboxes, logs.',
+    doc: 'State directory: API key, artifacts, sandboxes, NBD sockets, layers and chunk cache (by default), logs.',
   }),
   api: {
     host: field.string({
@@ -80,6 +81,7 @@ export const nodeConfigSchema = {
   },
   vmm: vmmConfigSchema,
   network: networkConfigSchema,
+  storage: storageConfigSchema,
 };
 
 /** The loaded node configuration. */

@@ -14,6 +14,23 @@ export type {
 } from './orchestrator/launcher.js';
 export type { GuestAddress, SandboxRecord, SandboxState } from './orchestrator/sandbox.js';
 export type { Template } from './orchestrator/template-catalog.js';
-export { serveNode, type ServeNodeOptions } from './serve-node.js';
-export { MicroVmLauncher, type MicroVmLauncherOptions } from './orchestrator/microvm-launcher.js';
+export { serveNode, type ServedNode, type ServeNodeOptions } from './serve-node.js';
+export {
+  MicroVmLauncher,
+  type MicroVmLauncherOptions,
+  type MicroVmSandbox,
+} from './orchestrator/microvm-launcher.js';
+export {
+  NodeStorage,
+  UPPER_DIR_NAME,
+  type NodeStorageOptions,
+  type OpenImageRequest,
+} from './storage/node-storage.js';
+export type { BaseImageResult } from './storage/base-image-import.js';
+export {
+  EngineDisk,
+  type DiskRequest,
+  type SandboxDisk,
+  type SandboxDisks,
+} from './storage/sandbox-disk.js';
 export type { GuestProgressEvent, ProgressListener } from '@aenv/guest';

@@ -1,22 +1,27 @@
 /**
  * `serveNode`: everything `aenv server` does to bring a node up on its
  * embedded defaults — clear leftovers of a previous run, prepare the guest
- * artifacts (with progress), pick the VMM driver, start the network slot
- * manager, and start the node over the microVM launcher.
+ * artifacts (with progress), pick the VMM driver, start the storage engine
+ * (NBD server, chunk cache; the base image imported once as a layer, which
+ * becomes the `base` template's disk), start the network slot manager, and
+ * start the node over the microVM launcher.
  *
  * @module
  */
-import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { prepareGuestArtifacts, type ProgressListener } from '@aenv/guest';
+import { prepareGuestArtifacts, type GuestArtifacts, type ProgressListener } from '@aenv/guest';
 import { SlotManager } from '@aenv/network';
 import { Cleanup, LOG_FIELDS } from '@aenv/shared';
+import { resolveStorageSettings } from '@aenv/storage';
 import { createVmmDriver } from '@aenv/vmm';
 import type { NodeConfig } from './config.js';
 import { errorFields, type Logger } from './log.js';
 import { startNode, type RunningNode } from './node.js';
 import { removeLeftoverSandboxes } from './orchestrator/leftover-sandboxes.js';
 import { MicroVmLauncher } from './orchestrator/microvm-launcher.js';
+import type { Template } from './orchestrator/template-catalog.js';
+import { NodeStorage } from './storage/node-storage.js';
+import { logStorageEvents } from './storage/storage-log.js';
 
 /** Options of {@link serveNode}. */
 export interface ServeNodeOptions {
@@ -26,8 +31,14 @@ export interface ServeNodeOptions {
   readonly onProgress?: ProgressListener;
 }
 
+/** A node on microVMs, with its storage engine. */
+export interface ServedNode extends RunningNode {
+  /** The storage engine: template images, sandbox disks (seal), NBD and cache counters. */
+  readonly storage: NodeStorage;
+}
+
 /** Brings a node up on microVMs. */
-export async function serveNode(options: ServeNodeOptions): Promise<RunningNode> {
+export async function serveNode(options: ServeNodeOptions): Promise<ServedNode> {
   const { config, logger } = options;
   await using cleanup = new Cleanup({
     onLateError: (err) => logger.error('cleanup failed', errorFields(err)),
@@ -46,31 +57,77 @@ export async function serveNode(options: ServeNodeOptions): Promise<RunningNode>
     mode: driver.mode,
     why: choice.reason,
   });
+  const { storage, templates, stopLogging } = await startStorage(
+    config,
+    artifacts,
+    logger,
+    cleanup,
+  );
   const slots = await SlotManager.start({ config: config.network });
   cleanup.add('close slots', () => slots.close());
-  const baseSize = artifacts.baseImage === undefined ? 0 : (await stat(artifacts.baseImage)).size;
   const node = await startNode({
     config,
     logger,
     envdVersion: artifacts.envdVersion,
-    templates: [
-      {
-        id: 'base',
-        alias: 'base',
-        vcpus: config.sandbox.vcpus,
-        memoryMiB: config.sandbox.memoryMiB,
-        diskSizeMiB: Math.round(baseSize / 2 ** 20),
-      },
-    ],
+    templates,
     launcher: new MicroVmLauncher({
       driver,
       slots,
       artifacts,
+      disks: storage,
       sandboxesDir,
       onCleanupError: (err, label) =>
         logger.error('cleanup failed', { step: label, ...errorFields(err) }),
     }),
   });
   cleanup.move();
-  return node;
+  let closing: Promise<void> | undefined;
+  return {
+    ...node,
+    storage,
+    // The node kills its sandboxes (closing their disks) and closes the
+    // launcher (the slots); the storage engine goes last.
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await node.close();
+        } finally {
+          await storage.close();
+          stopLogging();
+        }
+      })()),
+  };
+}
+
+/**
+ * Starts the storage engine and makes the base image (imported as a layer
+ * the first time) the disk of the `base` template.
+ */
+async function startStorage(
+  config: NodeConfig,
+  artifacts: GuestArtifacts,
+  logger: Logger,
+  cleanup: Cleanup,
+): Promise<{ storage: NodeStorage; templates: Template[]; stopLogging: () => void }> {
+  const settings = resolveStorageSettings(config.storage, config.home);
+  const stopLogging = logStorageEvents(logger);
+  cleanup.add('stop storage logs', stopLogging);
+  const storage = await NodeStorage.start({ home: config.home, settings });
+  cleanup.add('close storage', () => storage.close());
+  if (artifacts.baseImage === undefined) return { storage, templates: [], stopLogging };
+  logger.info('base image: looking up its layer', { store: settings.store.kind });
+  const base = await storage.importBaseImage(artifacts.baseImage, artifacts.digests.baseImage);
+  storage.setTemplateImage('base', base.image);
+  logger.info(base.imported ? 'base image imported as a layer' : 'base image layer found', {
+    [LOG_FIELDS.layerDigest]: base.image.layers[0],
+    [LOG_FIELDS.durationMs]: Math.round(base.durationMs),
+  });
+  const template: Template = {
+    id: 'base',
+    alias: 'base',
+    vcpus: config.sandbox.vcpus,
+    memoryMiB: config.sandbox.memoryMiB,
+    diskSizeMiB: Math.round(base.image.virtualSize / 2 ** 20),
+  };
+  return { storage, templates: [template], stopLogging };
 }

@@ -14,14 +14,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, loadNodeConfig, serveNode, type RunningNode } from '../src/index.js';
+import { createLogger, loadNodeConfig, serveNode, type ServedNode } from '../src/index.js';
 
 /** The artifact cache shared by VM suites. */
 export const TEST_CACHE = process.env.AENV_TEST_CACHE ?? '/var/tmp/aenv-test-cache';
 
 /** A node under test. */
 export interface TestNode {
-  readonly node: RunningNode;
+  readonly node: ServedNode;
   readonly home: string;
   readonly prefix: string;
   /** E2B SDK connection options pointing at this node. */
@@ -70,7 +70,10 @@ function lines(cmd: string, args: string[]): string[] {
   }
 }
 
-/** Fails if a QEMU process, netns, link, nft table or sandbox dir of this node remains. */
+/**
+ * Fails if a QEMU process, netns, link, nft table, sandbox dir (with its
+ * disk's upper) or NBD socket of this node remains.
+ */
 export function assertNothingLeft(home: string, prefix: string): void {
   const qemus = lines('pgrep', ['-af', 'qemu-system']).filter((l) => l.includes(home));
   assert.deepEqual(qemus, [], 'QEMU processes left behind');
@@ -86,5 +89,12 @@ export function assertNothingLeft(home: string, prefix: string): void {
   } catch {
     dirs = [];
   }
-  assert.deepEqual(dirs, [], 'sandbox directories (overlays, sockets) left behind');
+  assert.deepEqual(dirs, [], 'sandbox directories (uppers, sockets) left behind');
+  let sockets: string[] = [];
+  try {
+    sockets = readdirSync(join(home, 'nbd'));
+  } catch {
+    sockets = [];
+  }
+  assert.deepEqual(sockets, [], 'NBD export sockets left behind');
 }

@@ -64,6 +64,19 @@ export type { Segment, StackLevel } from './image/stack-level.js';
 export { importRawImage, type ImportRawOptions, type ImportResult } from './transfer/import-raw.js';
 export { exportRawImage, type ExportResult } from './transfer/export-raw.js';
 export { NbdServer, type NbdServerOptions } from './nbd/nbd-server.js';
-export { NbdHost, type ExportSpec, type ExportStats, type NbdHostStats } from './nbd/nbd-host.js';
+export {
+  NbdHost,
+  type ExportSpec,
+  type ExportStats,
+  type NbdHostOptions,
+  type NbdHostStats,
+} from './nbd/nbd-host.js';
 export type { NbdExportCounters, NbdProvider } from './nbd/nbd-export.js';
 export { nbdUnixUri, qemuNbdDriveOptions } from './nbd/protocol.js';
+export {
+  S3_ADDRESSING_CHOICES,
+  resolveStorageSettings,
+  storageConfigSchema,
+  type StorageConfig,
+  type StorageSettings,
+} from './storage-config.js';

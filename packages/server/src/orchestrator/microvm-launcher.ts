@@ -1,9 +1,12 @@
 /**
  * The real launcher: a sandbox is a microVM. For each launch it leases a
- * network slot, makes the rootfs overlay, and boots the guest (kernel,
- * initramfs, tools image) with the VMM driver inside the slot's netns.
+ * network slot, gets the rootfs disk (from the storage engine: an NBD export
+ * of the template's layers with a fresh upper in the sandbox directory), and
+ * boots the guest (kernel, initramfs, tools image) with the VMM driver
+ * inside the slot's netns; QEMU's built-in NBD client attaches the rootfs.
  * Every step registers its undo in a `Cleanup`, so a failure or an abort
- * half-way leaves nothing; `stop()` runs the same undo stack.
+ * half-way leaves nothing; `stop()` runs the same undo stack (the VM, then
+ * the disk and its upper, the slot, the directory).
  *
  * @module
  */
@@ -18,20 +21,31 @@ import {
   GUEST_PREFIX_LENGTH,
   type SlotManager,
 } from '@aenv/network';
-import { AenvError, Cleanup } from '@aenv/shared';
+import { Cleanup } from '@aenv/shared';
 import type { Vm, VmmDriver } from '@aenv/vmm';
+import type { SandboxDisk, SandboxDisks } from '../storage/sandbox-disk.js';
 import type { LaunchedSandbox, LaunchExit, LaunchSpec, SandboxLauncher } from './launcher.js';
-import { createQcow2Overlay } from './qcow2-overlay.js';
 
 /** What the microVM launcher runs on. */
 export interface MicroVmLauncherOptions {
   readonly driver: VmmDriver;
   readonly slots: SlotManager;
   readonly artifacts: GuestArtifacts;
+  /** Where rootfs disks come from: the storage engine (`NodeStorage`). */
+  readonly disks: SandboxDisks;
   /** Per-sandbox state directories live here (`$AENV_HOME/sandboxes`). */
   readonly sandboxesDir: string;
   /** Called with cleanup failures that happen outside a caller's await. */
   readonly onCleanupError?: (err: unknown, label: string) => void;
+}
+
+/** A launched microVM sandbox. */
+export interface MicroVmSandbox extends LaunchedSandbox {
+  /**
+   * The rootfs disk: `disk.seal()` turns what the sandbox wrote into a
+   * layer and continues on a fresh upper (what pause and snapshot build on).
+   */
+  readonly disk: SandboxDisk;
 }
 
 /** Launches sandboxes as microVMs. */
@@ -42,11 +56,8 @@ export class MicroVmLauncher implements SandboxLauncher {
     this.#o = options;
   }
 
-  async launch(spec: LaunchSpec, signal: AbortSignal): Promise<LaunchedSandbox> {
-    const { artifacts, slots, driver } = this.#o;
-    if (artifacts.baseImage === undefined) {
-      throw new AenvError('TEMPLATE_NOT_FOUND', 'the base image was not prepared on this node');
-    }
+  async launch(spec: LaunchSpec, signal: AbortSignal): Promise<MicroVmSandbox> {
+    const { artifacts, slots, driver, disks } = this.#o;
     const startedAt = performance.now();
     const onLateError = this.#o.onCleanupError;
     await using cleanup = new Cleanup(onLateError === undefined ? {} : { onLateError });
@@ -56,8 +67,9 @@ export class MicroVmLauncher implements SandboxLauncher {
     const slot = await slots.acquire(spec.egress, { sandboxId: spec.sandboxId });
     cleanup.add('release slot', () => slots.release(slot));
     signal.throwIfAborted();
-    const rootfs = join(dir, 'rootfs.qcow2');
-    await createQcow2Overlay(artifacts.baseImage, rootfs);
+    const disk = await disks.open({ sandboxId: spec.sandboxId, templateId: spec.templateId, dir });
+    cleanup.add('close disk', () => disk.close());
+    signal.throwIfAborted();
     const vm = await driver.boot(
       {
         id: spec.sandboxId,
@@ -74,7 +86,7 @@ export class MicroVmLauncher implements SandboxLauncher {
         drives: [
           {
             id: artifacts.driveIds.rootfs,
-            source: { kind: 'file', path: rootfs, format: 'qcow2' },
+            source: disk.source,
             readOnly: false,
           },
           {
@@ -104,6 +116,7 @@ export class MicroVmLauncher implements SandboxLauncher {
       address: (port) => ({ host: slot.slotIp, port }),
       applyEgress: (policy) => slots.applyPolicy(slot, policy),
       exited: exitOf(vm),
+      disk,
       stop: () => owned.run(),
     };
   }

@@ -7,7 +7,9 @@
  * to the export's name or to the default name `''`. An export outlives its
  * connections: a client that reconnects (QEMU after a VM restore) finds the
  * same device with every acknowledged write. Chunk caches are shared by the
- * exports that name the same cache directory.
+ * exports that name the same cache directory; with `keepCaches` a cache
+ * stays open (and warm) after its last export is removed, until the host
+ * closes — a node keeps its base image's chunks across sandboxes that way.
  *
  * @module
  */
@@ -69,15 +71,29 @@ interface LiveExport extends NbdExport {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/** Options of {@link NbdHost}. */
+export interface NbdHostOptions {
+  /** Directory for the export sockets (`<name>.sock`). */
+  readonly socketDir: string;
+  /**
+   * Keep each chunk cache open once opened, until `close()`, instead of
+   * closing it with its last export (a cache starts empty when opened).
+   * @default false
+   */
+  readonly keepCaches?: boolean;
+}
+
 /** The exports of one thread. */
 export class NbdHost {
   readonly #socketDir: string;
+  readonly #keepCaches: boolean;
   readonly #exports = new Map<string, LiveExport>();
   readonly #caches = new Map<string, { cache: ChunkCache; users: number }>();
   #closed = false;
 
-  constructor(options: { readonly socketDir: string }) {
+  constructor(options: NbdHostOptions) {
     this.#socketDir = options.socketDir;
+    this.#keepCaches = options.keepCaches ?? false;
   }
 
   /**
@@ -150,12 +166,15 @@ export class NbdHost {
     return { exports, caches };
   }
 
-  /** Removes every export. Idempotent. */
+  /** Removes every export and closes every cache. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const names = [...this.#exports.keys()];
     const results = await Promise.allSettled(names.map((n) => this.#remove(n)));
+    const kept = [...this.#caches.values()];
+    this.#caches.clear();
+    results.push(...(await Promise.allSettled(kept.map((c) => c.cache.close()))));
     const failed = results.filter((r) => r.status === 'rejected');
     if (failed.length > 0) {
       throw new AenvError('CLEANUP_FAILED', `closing ${failed.length} NBD export(s) failed`, {
@@ -227,7 +246,7 @@ export class NbdHost {
     const used = entry;
     cleanup.add('release cache', async () => {
       used.users -= 1;
-      if (used.users === 0) {
+      if (used.users === 0 && !this.#keepCaches && this.#caches.get(spec.dir) === used) {
         this.#caches.delete(spec.dir);
         await used.cache.close();
       }

@@ -30,6 +30,12 @@ export interface NbdServerOptions {
    * thread) rather than through libuv's thread pool. @default true
    */
   readonly syncIo?: boolean;
+  /**
+   * Keep each chunk cache open (and warm) once opened, until `close()`,
+   * instead of closing it with its last export (`NbdHostOptions.keepCaches`).
+   * @default false
+   */
+  readonly keepCaches?: boolean;
 }
 
 interface Pending {
@@ -63,7 +69,11 @@ export class NbdServer {
   /** Starts the worker thread. */
   static async start(options: NbdServerOptions): Promise<NbdServer> {
     const worker = new Worker(new URL('./nbd-worker.js', import.meta.url), {
-      workerData: { socketDir: options.socketDir, syncIo: options.syncIo ?? true },
+      workerData: {
+        socketDir: options.socketDir,
+        syncIo: options.syncIo ?? true,
+        keepCaches: options.keepCaches ?? false,
+      },
     });
     await new Promise<void>((resolve, reject) => {
       worker.once('online', resolve);

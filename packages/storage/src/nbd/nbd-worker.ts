@@ -21,9 +21,9 @@ import { serializeError, type CallMessage, type NbdCall, type WorkerMessage } fr
 const port = parentPort;
 if (port === null) throw new Error('nbd-worker.js must run in a worker thread');
 
-const data = workerData as { socketDir: string; syncIo: boolean };
+const data = workerData as { socketDir: string; syncIo: boolean; keepCaches: boolean };
 useSyncIo(data.syncIo);
-const host = new NbdHost({ socketDir: data.socketDir });
+const host = new NbdHost({ socketDir: data.socketDir, keepCaches: data.keepCaches });
 const post = (m: WorkerMessage) => port.postMessage(m);
 
 for (const name of Object.values(STORAGE_CHANNELS)) {

@@ -1,0 +1,190 @@
+/**
+ * `NodeStorage`: the storage engine as one node uses it. It owns the NBD
+ * server (a worker thread serving every sandbox's rootfs on its own unix
+ * socket under `$AENV_HOME/nbd/`), the node-wide chunk cache in front of
+ * the blob store (kept warm across sandboxes), the base image imported once
+ * as a layer, and the image of each template. It is the `SandboxDisks` the
+ * microVM launcher takes rootfs disks from: each sandbox gets an NBD export
+ * of its template's image with a fresh upper in its own directory; closing
+ * the disk removes the export and deletes the upper.
+ *
+ * A killed daemon leaves sockets, import scratch files and blob-store
+ * temporaries behind (its uppers live in sandbox directories, which
+ * `removeLeftoverSandboxes` deletes); `start` removes them before serving.
+ *
+ * @module
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AenvError, Cleanup, LOG_FIELDS, categoryOf } from '@aenv/shared';
+import {
+  NbdServer,
+  createBlobStore,
+  normalizeImageSpec,
+  type ImageSpec,
+  type NbdHostStats,
+  type StorageSettings,
+} from '@aenv/storage';
+import { importBaseImageOnce, type BaseImageResult } from './base-image-import.js';
+import { EngineDisk, type DiskRequest, type SandboxDisks } from './sandbox-disk.js';
+
+/** Options of {@link NodeStorage.start}. */
+export interface NodeStorageOptions {
+  /** The daemon's state directory (`$AENV_HOME`). */
+  readonly home: string;
+  /** The resolved `storage` config section. */
+  readonly settings: StorageSettings;
+}
+
+/** What {@link NodeStorage.openImage} serves. */
+export interface OpenImageRequest {
+  /** Export name: the sandbox id (`[A-Za-z0-9._-]`, at most 64 characters). */
+  readonly name: string;
+  readonly image: ImageSpec;
+  /** Directory of the new upper; must not hold one yet. */
+  readonly upperDir: string;
+}
+
+/** The upper's directory name inside a sandbox directory. */
+export const UPPER_DIR_NAME = 'rootfs.upper';
+
+/** Failures worth keeping as they are (the client may retry); others become `SBX_DISK_FAILED`. */
+const KEPT_CATEGORIES = new Set(['Unavailable', 'ResourceExhausted']);
+
+/** The storage engine of one node. */
+export class NodeStorage implements SandboxDisks {
+  readonly settings: StorageSettings;
+  readonly #home: string;
+  readonly #server: NbdServer;
+  readonly #templates = new Map<string, Required<ImageSpec>>();
+  readonly #disks = new Map<string, EngineDisk>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(home: string, settings: StorageSettings, server: NbdServer) {
+    this.#home = home;
+    this.settings = settings;
+    this.#server = server;
+  }
+
+  /** Removes what a killed predecessor left, and starts the NBD server. */
+  static async start(options: NodeStorageOptions): Promise<NodeStorage> {
+    const { home, settings } = options;
+    const socketDir = join(home, 'nbd');
+    await rm(socketDir, { recursive: true, force: true });
+    await rm(join(home, 'storage', 'tmp'), { recursive: true, force: true });
+    if (settings.store.kind === 'fs') {
+      await rm(join(settings.store.root, '.tmp'), { recursive: true, force: true });
+    }
+    await mkdir(socketDir, { recursive: true, mode: 0o700 });
+    const server = await NbdServer.start({ socketDir, keepCaches: true });
+    return new NodeStorage(home, settings, server);
+  }
+
+  /**
+   * Imports the raw base image as a layer unless an earlier run did (see
+   * `base-image-import.ts`).
+   */
+  async importBaseImage(path: string, contentDigest?: string): Promise<BaseImageResult> {
+    const store = createBlobStore(this.settings.store);
+    try {
+      return await importBaseImageOnce({
+        path,
+        contentDigest,
+        store,
+        registryFile: join(this.#home, 'storage', 'base-images.json'),
+        workDir: join(this.#home, 'storage', 'tmp'),
+      });
+    } finally {
+      await store.close?.();
+    }
+  }
+
+  /** Sets the image sandboxes of `templateId` start from. */
+  setTemplateImage(templateId: string, image: ImageSpec): void {
+    this.#templates.set(templateId, normalizeImageSpec(image));
+  }
+
+  /**
+   * The image of a template.
+   * @throws {AenvError} `TEMPLATE_NOT_FOUND`.
+   */
+  templateImage(templateId: string): Required<ImageSpec> {
+    const image = this.#templates.get(templateId);
+    if (image === undefined) {
+      throw new AenvError('TEMPLATE_NOT_FOUND', `template '${templateId}' has no disk image`, {
+        fields: { [LOG_FIELDS.templateId]: templateId },
+      });
+    }
+    return image;
+  }
+
+  async open(request: DiskRequest): Promise<EngineDisk> {
+    return this.openImage({
+      name: request.sandboxId,
+      image: this.templateImage(request.templateId),
+      upperDir: join(request.dir, UPPER_DIR_NAME),
+    });
+  }
+
+  /**
+   * Serves `image` with a fresh upper as export `name` (a sandbox resumed
+   * from a sealed stack, say).
+   * @throws {AenvError} `SBX_DISK_FAILED` (cause attached), or the storage
+   *   error itself when it is retryable (`BLOB_STORE_UNAVAILABLE`, `STORAGE_NO_SPACE`).
+   */
+  async openImage(request: OpenImageRequest): Promise<EngineDisk> {
+    const { name, upperDir } = request;
+    try {
+      const image = normalizeImageSpec(request.image);
+      const socketPath = await this.#server.addExport(name, {
+        image,
+        store: this.settings.store,
+        upper: { dir: upperDir, mode: 'create' },
+        cache: this.settings.cache,
+      });
+      const disk = new EngineDisk({
+        server: this.#server,
+        name,
+        socketPath,
+        image,
+        upperDir,
+        onClosed: () => void this.#disks.delete(name),
+      });
+      this.#disks.set(name, disk);
+      return disk;
+    } catch (err) {
+      throw diskFailure(err, name);
+    }
+  }
+
+  /** The open disk of a sandbox, if any. */
+  disk(name: string): EngineDisk | undefined {
+    return this.#disks.get(name);
+  }
+
+  /** Counters of every export and of the chunk cache. */
+  stats(): Promise<NbdHostStats> {
+    return this.#server.stats();
+  }
+
+  /** Closes every disk (deleting its upper) and stops the NBD server. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const cleanup = new Cleanup();
+      cleanup.add('stop NBD server', () => this.#server.close());
+      for (const disk of this.#disks.values())
+        cleanup.add(`close disk ${disk.name}`, () => disk.close());
+      await cleanup.run();
+    })();
+    return this.#closing;
+  }
+}
+
+function diskFailure(err: unknown, name: string): AenvError {
+  if (err instanceof AenvError && KEPT_CATEGORIES.has(categoryOf(err.code))) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new AenvError('SBX_DISK_FAILED', `cannot serve the disk of sandbox ${name}: ${detail}`, {
+    cause: err,
+    fields: { [LOG_FIELDS.sandboxId]: name },
+  });
+}
