@@ -5,6 +5,7 @@
 //   build/Release/pty.node   node-pty's native addon, where its loader looks
 //                            (relative to envd.mjs)
 //   envd-exec                the static run-as-user helper (native/envd-exec.c)
+//   envd-entropy             the static RNG reseed helper (native/envd-entropy.c)
 // The result runs with only the node binary, from any working directory.
 // Run by `npm run bundle -w packages/envd` (the root `npm run build` does).
 import { execFileSync } from 'node:child_process';
@@ -51,19 +52,11 @@ copyFileSync(
 );
 
 const cc = process.env.CC ?? 'cc';
-execFileSync(
-  cc,
-  [
-    '-O2',
-    '-static',
-    '-s',
-    '-Wall',
-    '-o',
-    join(out, 'envd-exec'),
-    join(pkg, 'native', 'envd-exec.c'),
-  ],
-  {
-    stdio: 'inherit',
-  },
-);
+for (const helper of ['envd-exec', 'envd-entropy']) {
+  execFileSync(
+    cc,
+    ['-O2', '-static', '-s', '-Wall', '-o', join(out, helper), join(pkg, 'native', `${helper}.c`)],
+    { stdio: 'inherit' },
+  );
+}
 console.log(`envd bundle: ${out}`);

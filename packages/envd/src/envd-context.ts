@@ -21,4 +21,6 @@ export interface EnvdContext {
   readonly execHelper: string | undefined;
   /** Whether `/init` may set the system clock. */
   readonly setClock: boolean;
+  /** The RNG reseed helper (`envd-entropy`), when available. */
+  readonly entropyHelper: string | undefined;
 }

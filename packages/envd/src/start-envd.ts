@@ -45,6 +45,12 @@ export interface EnvdOptions {
   readonly setClock?: boolean;
   /** The run-as-user exec helper; `null` disables it. @default `envd-exec` next to envd, if present */
   readonly execHelper?: string | null;
+  /**
+   * The helper `/init` feeds `entropy` to (reseeds the kernel RNG at once);
+   * `null` disables it (entropy is then only written to /dev/urandom).
+   * @default `envd-entropy` next to envd, if present
+   */
+  readonly entropyHelper?: string | null;
   /** Where logs go; `null` silences them. @default JSON lines on stderr */
   readonly logger?: EnvdLogger | null;
 }
@@ -59,14 +65,11 @@ export interface EnvdHandle {
   close(): Promise<void>;
 }
 
-/** The exec helper shipped next to the running code, if any. */
-function defaultExecHelper(): string | undefined {
+/** A helper program shipped next to the running code, if any. */
+function bundledHelper(name: string): string | undefined {
   const here = dirname(fileURLToPath(import.meta.url));
   // In the bundle it sits next to envd.mjs; from dist/src it is in ../../bundle.
-  for (const candidate of [
-    join(here, 'envd-exec'),
-    join(here, '..', '..', 'bundle', 'envd-exec'),
-  ]) {
+  for (const candidate of [join(here, name), join(here, '..', '..', 'bundle', name)]) {
     if (existsSync(candidate)) return candidate;
   }
   return undefined;
@@ -85,8 +88,12 @@ async function createContext(options: EnvdOptions): Promise<EnvdContext> {
     watchers: new WatcherRegistry(),
     logger: options.logger === null ? silentLogger : (options.logger ?? jsonLogger()),
     execHelper:
-      options.execHelper === null ? undefined : (options.execHelper ?? defaultExecHelper()),
+      options.execHelper === null ? undefined : (options.execHelper ?? bundledHelper('envd-exec')),
     setClock: options.setClock ?? false,
+    entropyHelper:
+      options.entropyHelper === null
+        ? undefined
+        : (options.entropyHelper ?? bundledHelper('envd-entropy')),
   };
 }
 

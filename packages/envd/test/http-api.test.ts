@@ -7,8 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { get, type IncomingHttpHeaders } from 'node:http';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -181,6 +183,53 @@ describe('/init', () => {
     assert.equal(r.stdout, `yes ${join(fx.dir, 'work')} ${IS_ROOT ? 0 : process.getuid?.()}\n`);
     const bad = await fetch(`${fx.url}/init`, { method: 'POST', body: '{"envVars": 3}' });
     assert.equal(bad.status, 400);
+  });
+});
+
+describe('/init with entropy', () => {
+  // a STAND-IN for envd-entropy (which reseeds the kernel RNG and so only
+  // runs inside a sandbox, see the vmm VM tests): records what it is fed
+  let fx: EnvdFixture;
+  let work = '';
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'envd-entropy-'));
+    writeFileSync(join(work, 'helper'), `#!/bin/sh\ncat > ${work}/fed\n`, { mode: 0o755 });
+    writeFileSync(join(work, 'failing'), '#!/bin/sh\necho no ioctl >&2\nexit 1\n', { mode: 0o755 });
+    fx = await startFixture({ entropyHelper: join(work, 'helper') });
+  });
+  after(async () => {
+    await fx.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const init = (url: string, body: unknown): Promise<Response> =>
+    fetch(`${url}/init`, { method: 'POST', body: JSON.stringify(body) });
+
+  it('feeds the decoded bytes to the helper before answering', async () => {
+    const bytes = randomBytes(64);
+    assert.equal((await init(fx.url, { entropy: bytes.toString('base64') })).status, 204);
+    assert.deepEqual(readFileSync(join(work, 'fed')), bytes);
+  });
+
+  it('refuses entropy that is empty, too long or not base64', async () => {
+    for (const entropy of ['', randomBytes(513).toString('base64'), 'not base64!', 42]) {
+      assert.equal((await init(fx.url, { entropy })).status, 400, String(entropy));
+    }
+  });
+
+  it('fails /init, applying nothing, when the helper fails', async () => {
+    const failing = await startFixture({ entropyHelper: join(work, 'failing') });
+    try {
+      const res = await init(failing.url, { entropy: 'AAAA', envVars: { A: '1' } });
+      assert.equal(res.status, 500);
+      assert.match(
+        ((await res.json()) as { message: string }).message,
+        /cannot reseed the RNG: no ioctl/,
+      );
+      assert.deepEqual(await (await fetch(`${failing.url}/envs`)).json(), {});
+    } finally {
+      await failing.close();
+    }
   });
 });
 

@@ -1,7 +1,10 @@
 #!/bin/sh
 # aenv initramfs /init (busybox sh), the first stage of the guest init.
 #
-# 1. load the virtio/erofs modules listed in /lib/modules/load-order;
+# 1. load the virtio/erofs modules listed in /lib/modules/load-order (a module
+#    that does not load is skipped with a notice: a user-supplied kernel may
+#    have the drivers built in; a driver that is really missing shows below
+#    as a missing disk or eth0);
 # 2. find the drives by virtio-blk serial: "rootfs" (the image's root
 #    filesystem) and "tools" (the read-only aenv tools image);
 # 3. mount the rootfs on /newroot, a tmpfs on /newroot/run, the tools image
@@ -12,8 +15,9 @@
 #    nothing is hard-coded here), and write /etc/resolv.conf, /etc/hostname
 #    and /etc/hosts when the rootfs is writable;
 # 5. switch_root to the aenv-init supervisor (PID 1), which runs envd as root
-#    inside the image's root filesystem, restarts it if it dies and reaps
-#    orphans.
+#    inside the image's root filesystem (with --set-clock: the host sets the
+#    guest clock through envd's /init after every restore), restarts it if it
+#    dies and reaps orphans.
 # Any failure prints "aenv-initramfs: FATAL: ..." and reboots, which ends the
 # VM (QEMU runs with -no-reboot), so the host sees a quick exit, not a hang.
 export PATH=/bin
@@ -40,7 +44,7 @@ for arg in $(cat /proc/cmdline); do
 done
 
 while read -r m; do
-  [ -n "$m" ] && { insmod "/lib/modules/$m.ko" || fatal "insmod $m"; }
+  [ -n "$m" ] && { insmod "/lib/modules/$m.ko" || echo "aenv-initramfs: $m not loaded (built into this kernel?)"; }
 done </lib/modules/load-order
 
 # the network is configured while /sys is still here (it moves into the new root below)
@@ -109,4 +113,4 @@ fi
 echo "aenv-initramfs: rootfs=$ROOT_DEV tools=$TOOLS_DEV ip=${IP:-none}"
 exec switch_root /newroot $TOOLS/bin/aenv-init \
   $TOOLS/node/lib/ld-linux-x86-64.so.2 --library-path $TOOLS/node/lib \
-  $TOOLS/node/bin/node $TOOLS/envd/envd.mjs --port 49983
+  $TOOLS/node/bin/node $TOOLS/envd/envd.mjs --port 49983 --set-clock

@@ -37,7 +37,11 @@ try {
   const art = await guestArtifacts(process.env.AENV_TEST_CACHE ?? join(work, 'cache'), standIn);
   if (typeof art === 'string') throw new Error(art);
   await createNetns(NS, '10.202.0.1/30');
-  const { driver, choice } = await createVmmDriver(loadConfig(vmmConfigSchema));
+  const { driver, choice } = await createVmmDriver(
+    loadConfig(vmmConfigSchema, {
+      env: { ...process.env, AENV_QEMU_HELPER_DIR: join(work, 'helpers') },
+    }),
+  );
   const tools = {
     id: 'tools',
     source: { kind: 'file', path: art.toolsImage, format: 'raw' },

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { field, type ResolvedConfig } from '@aenv/shared';
 
 /** Driver choices: `auto` picks firecracker when its binary and hardware KVM exist, else qemu. */
@@ -70,6 +72,41 @@ export const vmmConfigSchema = {
     default: 'nbd-client',
     env: 'AENV_NBD_CLIENT',
     doc: 'nbd-client program that attaches NBD drives for Firecracker.',
+  }),
+  qemuUser: field.string({
+    default: '',
+    env: 'AENV_QEMU_USER',
+    doc: 'Run QEMU as this user, "uid:gid" (numeric); empty runs it as the daemon user (see docs/vmm.md for what the user needs).',
+  }),
+  qemuSandbox: field.boolean({
+    default: true,
+    env: 'AENV_QEMU_SANDBOX',
+    doc: "QEMU's own seccomp filter (-sandbox on with obsolete, elevateprivileges, spawn and resourcecontrol denied).",
+  }),
+  qemuBalloon: field.boolean({
+    default: true,
+    env: 'AENV_QEMU_BALLOON',
+    doc: 'A virtio-balloon with free-page reporting in booted qemu VMs, so memory the guest frees goes back to the host.',
+  }),
+  qemuHelperDir: field.path({
+    default: join(tmpdir(), 'aenv-vmm-helpers'),
+    env: 'AENV_QEMU_HELPER_DIR',
+    doc: "Where the qemu driver builds and keeps its private-RAM helper (owned by the daemon's user, not writable by others; QEMU's user must be able to read it).",
+  }),
+  guestKernel: field.optionalPath({
+    default: undefined,
+    env: 'AENV_GUEST_KERNEL',
+    doc: 'A guest kernel (PVH vmlinux) every qemu boot uses instead of the guest artifacts; snapshots of another kernel are refused.',
+  }),
+  guestInitrd: field.optionalPath({
+    default: undefined,
+    env: 'AENV_GUEST_INITRD',
+    doc: "The initramfs that goes with guestKernel; unset keeps the guest artifacts' initramfs.",
+  }),
+  kvmPvm: field.boolean({
+    default: false,
+    env: 'AENV_VMM_KVM_PVM',
+    doc: 'Count a PVM-only /dev/kvm (kvm_pvm) as usable KVM; guestKernel must then be a PVM guest kernel.',
   }),
   cpuKhz: field.integer({
     default: 0,

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '@aenv/shared';
 import { vmmConfigSchema } from './config.js';
-import { selectDriver, type DriverFacts } from './create-vmm-driver.js';
+import {
+  createVmmDriver,
+  parseQemuUser,
+  selectDriver,
+  type DriverFacts,
+} from './create-vmm-driver.js';
 
 const pvm = {
   usable: false,
@@ -83,6 +88,41 @@ describe('vmmConfigSchema', () => {
     assert.throws(
       () => loadConfig(vmmConfigSchema, { env: { AENV_VMM_DRIVER: 'xen' } }),
       /one of 'auto', 'qemu', 'firecracker'/,
+    );
+  });
+});
+
+describe('qemu user, sandbox, balloon and guest kernel settings', () => {
+  it('defaults to QEMU as the daemon user, under seccomp, with a balloon and the artifacts kernel', () => {
+    const c = loadConfig(vmmConfigSchema, { env: {} });
+    assert.deepEqual(
+      [c.qemuUser, c.qemuSandbox, c.qemuBalloon, c.guestKernel, c.guestInitrd, c.kvmPvm],
+      ['', true, true, undefined, undefined, false],
+    );
+    const set = loadConfig(vmmConfigSchema, {
+      env: {
+        AENV_QEMU_USER: '900:901',
+        AENV_GUEST_KERNEL: '/k/pvm-vmlinux',
+        AENV_QEMU_BALLOON: 'off',
+      },
+    });
+    assert.equal(set.guestKernel, '/k/pvm-vmlinux');
+    assert.equal(set.qemuBalloon, false);
+    assert.deepEqual(parseQemuUser(set.qemuUser), { uid: 900, gid: 901 });
+  });
+
+  it('parses uid:gid or a bare uid, and refuses root and anything else', () => {
+    assert.equal(parseQemuUser(''), undefined);
+    assert.deepEqual(parseQemuUser('65534'), { uid: 65534, gid: 65534 });
+    for (const bad of ['0', '0:0', 'nobody', '1:x', '-1', '1:2:3']) {
+      assert.throws(() => parseQemuUser(bad), /vmm.qemuUser must be/, bad);
+    }
+  });
+
+  it('refuses kvmPvm without a guest kernel', async () => {
+    await assert.rejects(
+      createVmmDriver(loadConfig(vmmConfigSchema, { env: { AENV_VMM_KVM_PVM: 'true' } })),
+      /kvmPvm needs vmm.guestKernel/,
     );
   });
 });

@@ -88,8 +88,14 @@ export function selectDriver(f: DriverFacts): DriverChoice {
 export async function createVmmDriver(
   config: VmmConfig,
 ): Promise<{ driver: VmmDriver; choice: DriverChoice }> {
+  if (config.kvmPvm && config.guestKernel === undefined) {
+    throw new AenvError(
+      'INVALID_ARGUMENT',
+      'vmm.kvmPvm needs vmm.guestKernel: a PVM-only KVM runs PVM guest kernels only',
+    );
+  }
   const [kvm, firecracker] = await Promise.all([
-    probeKvm(),
+    probeKvm(undefined, { pvmGuestKernel: config.kvmPvm }),
     findExecutable(config.firecrackerBinary),
   ]);
   const choice = selectDriver({
@@ -110,13 +116,45 @@ export async function createVmmDriver(
     );
   }
   const cpuKhz = config.cpuKhz > 0 ? config.cpuKhz : await hostCpuKhz();
+  const user = parseQemuUser(config.qemuUser);
   const driver = new QemuDriver({
     binary,
     mode: choice.mode,
     vmmVersion: await qemuVersion(binary),
     ...(cpuKhz === undefined ? {} : { cpuKhz }),
+    ...(user === undefined ? {} : { user }),
+    sandbox: config.qemuSandbox,
+    balloon: config.qemuBalloon,
+    helperDir: config.qemuHelperDir,
+    ...(config.guestKernel === undefined
+      ? {}
+      : {
+          guestKernel: {
+            kernel: config.guestKernel,
+            ...(config.guestInitrd === undefined ? {} : { initrd: config.guestInitrd }),
+          },
+        }),
   });
   return { driver, choice };
+}
+
+/**
+ * Parses `vmm.qemuUser`: `uid:gid`, or `uid` alone (the group is the same
+ * number); empty means QEMU runs as the daemon's user.
+ * @throws {AenvError} `INVALID_ARGUMENT` for anything else, or root.
+ */
+export function parseQemuUser(value: string): { uid: number; gid: number } | undefined {
+  if (value === '') return undefined;
+  const m = /^(\d{1,10})(?::(\d{1,10}))?$/.exec(value);
+  const uid = Number(m?.[1]);
+  const gid = m?.[2] === undefined ? uid : Number(m[2]);
+  if (m === null || uid <= 0 || uid > 4_294_967_294 || gid > 4_294_967_294) {
+    throw new AenvError(
+      'INVALID_ARGUMENT',
+      `vmm.qemuUser must be "uid:gid" of a non-root user, got ${JSON.stringify(value)}`,
+    );
+  }
+  return { uid, gid };
 }
 
 /** The firecracker driver from the `firecracker*` config fields. */

@@ -20,6 +20,18 @@ describe('decideKvm', () => {
     assert.match(v.reason, /PVM-only/);
   });
 
+  it('counts a PVM-only /dev/kvm as usable when the guest kernel is a PVM one', () => {
+    const facts = { device: true as const, modules: ['kvm', 'kvm_pvm'] };
+    assert.deepEqual(decideKvm(facts, { pvmGuestKernel: true }), {
+      usable: true,
+      reason: 'PVM KVM (kvm_pvm) with a configured PVM guest kernel',
+    });
+    assert.equal(
+      decideKvm({ device: 'EACCES', modules: ['kvm_pvm'] }, { pvmGuestKernel: true }).usable,
+      false,
+    );
+  });
+
   it('reports why /dev/kvm cannot be opened', () => {
     assert.deepEqual(decideKvm({ device: 'ENOENT', modules: ['kvm_intel'] }), {
       usable: false,

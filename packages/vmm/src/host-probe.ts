@@ -29,12 +29,20 @@ export interface KvmFacts {
   readonly modules: readonly string[];
 }
 
+/** What the caller knows beyond the host facts. */
+export interface KvmOptions {
+  /** The guest kernel is a PVM guest kernel, so a PVM-only KVM can run it. */
+  readonly pvmGuestKernel?: boolean;
+}
+
 /** Pure decision over {@link KvmFacts}. */
-export function decideKvm(facts: KvmFacts): KvmProbe {
+export function decideKvm(facts: KvmFacts, options: KvmOptions = {}): KvmProbe {
   if (facts.device !== true) return { usable: false, reason: `/dev/kvm: ${facts.device}` };
   const hw = ['kvm_intel', 'kvm_amd'].find((m) => facts.modules.includes(m));
   if (hw !== undefined) return { usable: true, reason: `hardware KVM (${hw})` };
   if (facts.modules.includes('kvm_pvm')) {
+    if (options.pvmGuestKernel === true)
+      return { usable: true, reason: 'PVM KVM (kvm_pvm) with a configured PVM guest kernel' };
     return {
       usable: false,
       reason: '/dev/kvm is PVM-only (kvm_pvm): stock guest kernels cannot run',
@@ -52,6 +60,7 @@ export interface KvmProbePaths {
 /** Probes this host. */
 export async function probeKvm(
   paths: KvmProbePaths = { device: '/dev/kvm', sysModule: '/sys/module' },
+  options: KvmOptions = {},
 ): Promise<KvmProbe> {
   let device: true | string = true;
   try {
@@ -61,7 +70,7 @@ export async function probeKvm(
     device = (err as NodeJS.ErrnoException).code ?? String(err);
   }
   const modules = await readdir(paths.sysModule).catch(() => [] as string[]);
-  return decideKvm({ device, modules: modules.filter((m) => m.startsWith('kvm')) });
+  return decideKvm({ device, modules: modules.filter((m) => m.startsWith('kvm')) }, options);
 }
 
 /**

@@ -42,13 +42,21 @@ export {
   buildKernelCmdline,
   guestKernelArgs,
 } from './kernel-args.js';
-export { decideKvm, findExecutable, hostCpuKhz, probeKvm, type KvmProbe } from './host-probe.js';
+export {
+  decideKvm,
+  findExecutable,
+  hostCpuKhz,
+  probeKvm,
+  type KvmOptions,
+  type KvmProbe,
+} from './host-probe.js';
 export { notSupported } from './errors.js';
 export { validateRestoreSpec, validateVmSpec } from './vm-spec.js';
 export { ACCEL_CHOICES, DRIVER_CHOICES, vmmConfigSchema, type VmmConfig } from './config.js';
 export {
   IMPLEMENTED_DRIVERS,
   createVmmDriver,
+  parseQemuUser,
   selectDriver,
   type DriverChoice,
   type DriverFacts,
@@ -59,6 +67,14 @@ export {
   qemuVersion,
   type QemuDriverOptions,
 } from './qemu/qemu-driver.js';
+export { QEMU_SANDBOX, type QemuIdentity } from './qemu/qemu-args.js';
+export {
+  PAGE_SIZE,
+  RAM_DIFF_MAGIC,
+  decodeRamDiffHeader,
+  type PageRun,
+  type RamDiffHeader,
+} from './qemu/ram-diff.js';
 export {
   FIRECRACKER_CAPABILITIES,
   FirecrackerDriver,

@@ -8,7 +8,10 @@
  * load; written last and atomically (temp file + rename), so a directory
  * without a valid manifest is never a snapshot. It records what a restore
  * must match: driver, virtualization mode, VMM version, machine shape, boot
- * files, drive ids and the MAC.
+ * files (with their digests), drive ids and the MAC, and how its memory is
+ * made up (a full file, or a base file plus a diff: docs/snapshots.md).
+ * Optional fields are written by the drivers that have them; readers that
+ * need one refuse a manifest without it.
  *
  * @module
  */
@@ -50,6 +53,10 @@ export interface SnapshotManifest {
     readonly kernel: string;
     readonly initrd: string | null;
     readonly cmdline: string;
+    /** `sha256:<hex>` of the kernel file (qemu). */
+    readonly kernelDigest?: string;
+    /** `sha256:<hex>` of the initrd file, null without one (qemu). */
+    readonly initrdDigest?: string | null;
   };
   /** Drive ids in attachment order. */
   readonly drives: readonly { readonly id: string; readonly readOnly: boolean }[];
@@ -58,9 +65,22 @@ export interface SnapshotManifest {
   /**
    * Guest memory: `file` names the memory file in the directory, which
    * restores map copy-on-write; null means the memory is inside the state
-   * file (a VM that was itself restored copy-on-write is saved that way).
+   * file. `diff`, when present, holds the pages that differ from `file`
+   * (qemu: a VM that was itself restored is saved as its base file, hard
+   * linked, plus a diff). `baseId` names the base file: snapshots with the
+   * same `baseId` share it (hard links, one copy on disk and in the page cache).
    */
-  readonly memory: { readonly file: string | null; readonly bytes: number };
+  readonly memory: {
+    readonly file: string | null;
+    readonly bytes: number;
+    readonly diff?: { readonly file: string; readonly bytes: number; readonly pages: number };
+    readonly baseId?: string;
+  };
+  /**
+   * The snapshot directory the VM was restored from, null for a booted VM
+   * (lineage, informational: a snapshot never needs another directory).
+   */
+  readonly parent?: string | null;
   /** The device-state (migration stream) file. */
   readonly state: { readonly file: string; readonly bytes: number };
   /** Driver-specific settings a restore must repeat (e.g. QEMU migration capabilities). */
@@ -109,6 +129,7 @@ function invalid(dir: string, why: string, cause?: unknown): AenvError {
 const isStr = (v: unknown): boolean => typeof v === 'string';
 const isNum = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isDigest = (v: unknown): boolean => typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v);
 
 /** Field checks of a parsed manifest: [dotted path, predicate]. */
 const SHAPE: readonly [string, (v: unknown) => boolean][] = [
@@ -123,6 +144,8 @@ const SHAPE: readonly [string, (v: unknown) => boolean][] = [
   ['boot.kernel', isStr],
   ['boot.initrd', (v) => v === null || isStr(v)],
   ['boot.cmdline', isStr],
+  ['boot.kernelDigest', (v) => v === undefined || isDigest(v)],
+  ['boot.initrdDigest', (v) => v === undefined || v === null || isDigest(v)],
   [
     'drives',
     (v) =>
@@ -132,6 +155,12 @@ const SHAPE: readonly [string, (v: unknown) => boolean][] = [
   ['network', (v) => v === null || (isObj(v) && isStr(v.mac))],
   ['memory.file', (v) => v === null || isStr(v)],
   ['memory.bytes', isNum],
+  [
+    'memory.diff',
+    (v) => v === undefined || (isObj(v) && isStr(v.file) && isNum(v.bytes) && isNum(v.pages)),
+  ],
+  ['memory.baseId', (v) => v === undefined || isStr(v)],
+  ['parent', (v) => v === undefined || v === null || isStr(v)],
   ['state.file', isStr],
   ['state.bytes', isNum],
   ['vmm', isObj],

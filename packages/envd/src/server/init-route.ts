@@ -1,8 +1,19 @@
 /**
  * `POST /init`: the control plane configures envd after boot and after every
  * restore: `{envVars, accessToken, timestamp, defaultUser, defaultWorkdir}`
- * (other fields of E2B's body, such as `volumeMounts` or `hyperloopIP`, are
- * accepted and ignored). Applying the same body twice changes nothing.
+ * plus aenv's `entropy` (other fields of E2B's body, such as `volumeMounts`
+ * or `hyperloopIP`, are accepted and ignored). Applying the same body twice
+ * changes nothing (but mixing the same entropy again).
+ *
+ * `entropy` (base64, 1 to 512 bytes from the host's CSPRNG) exists because
+ * clones of one snapshot start with the same kernel RNG state: envd hands
+ * the bytes to `envd-entropy`, which mixes them into the pool and reseeds
+ * the generator before `/init` answers, so two clones read different
+ * `/dev/urandom` bytes from then on. Without the helper the bytes are only
+ * written to /dev/urandom (mixed in, used from the kernel's next reseed)
+ * and a warning is logged; a helper that fails fails `/init` (500).
+ * The clock (`timestamp`, with `--set-clock`) is also set before `/init`
+ * answers.
  *
  * Once a token is set, `/init` itself requires it in `X-Access-Token` (a
  * stricter rule than E2B's, whose `/init` is authenticated by its metadata
@@ -13,6 +24,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { AenvError } from '@aenv/shared';
 import type { EnvdContext } from '../envd-context.js';
 import { errorFields } from '../logger.js';
@@ -24,6 +36,24 @@ export interface InitBody {
   readonly timestamp?: string;
   readonly defaultUser?: string;
   readonly defaultWorkdir?: string;
+  /** Random bytes from the host to mix into the guest's RNG. */
+  readonly entropy?: Buffer;
+}
+
+/** Most entropy bytes one `/init` takes (what `envd-entropy` reads). */
+export const MAX_INIT_ENTROPY = 512;
+
+function parseEntropy(body: Record<string, unknown>): Buffer | undefined {
+  const text = optionalString(body, 'entropy');
+  if (text === undefined) return undefined;
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length === 0 || bytes.length > MAX_INIT_ENTROPY || bytes.toString('base64') !== text) {
+    throw new AenvError(
+      'INVALID_ARGUMENT',
+      `/init: entropy must be 1 to ${MAX_INIT_ENTROPY} bytes in canonical base64`,
+    );
+  }
+  return bytes;
 }
 
 function optionalString(body: Record<string, unknown>, key: string): string | undefined {
@@ -61,22 +91,63 @@ export function parseInitBody(raw: unknown): InitBody {
     timestamp,
     defaultUser: optionalString(body, 'defaultUser'),
     defaultWorkdir: optionalString(body, 'defaultWorkdir'),
+    entropy: parseEntropy(body),
   };
 }
 
-/** Sets the system clock with `date` (envd has no other way from Node). */
-function setSystemClock(ctx: EnvdContext, iso: string): void {
-  const ms = Date.parse(iso);
-  if (Math.abs(ms - Date.now()) < 50) return;
-  const child = spawn('date', ['-u', '-s', `@${(ms / 1000).toFixed(3)}`], { stdio: 'ignore' });
-  child.on('error', (err) => ctx.logger.log('warn', 'cannot set the clock', errorFields(err)));
-  child.on('exit', (code) => {
-    if (code !== 0) ctx.logger.log('warn', 'cannot set the clock', { exitCode: code });
+/** Runs `program` with `input` on stdin; resolves with its exit code and stderr. */
+function runWithInput(
+  program: string,
+  args: readonly string[],
+  input?: Buffer,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr: stderr.trim() }));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
   });
 }
 
-/** Applies an `/init` body. */
-export function applyInit(ctx: EnvdContext, body: InitBody): void {
+/** Sets the system clock with `date` (envd has no other way from Node). */
+async function setSystemClock(ctx: EnvdContext, iso: string): Promise<void> {
+  const ms = Date.parse(iso);
+  if (Math.abs(ms - Date.now()) < 50) return;
+  try {
+    const { code, stderr } = await runWithInput('date', ['-u', '-s', `@${(ms / 1000).toFixed(3)}`]);
+    if (code !== 0) ctx.logger.log('warn', 'cannot set the clock', { exitCode: code, stderr });
+  } catch (err) {
+    ctx.logger.log('warn', 'cannot set the clock', errorFields(err));
+  }
+}
+
+/** Mixes host entropy into the kernel RNG (see the module comment). */
+async function mixEntropy(ctx: EnvdContext, bytes: Buffer): Promise<void> {
+  if (ctx.entropyHelper === undefined) {
+    await writeFile('/dev/urandom', bytes);
+    ctx.logger.log('warn', 'no envd-entropy helper: entropy mixed in, the RNG reseeds later');
+    return;
+  }
+  const result = await runWithInput(ctx.entropyHelper, [], bytes).catch((err: unknown) => ({
+    code: null,
+    stderr: (err as Error).message,
+  }));
+  if (result.code !== 0) {
+    throw new AenvError('INTERNAL', `/init: cannot reseed the RNG: ${result.stderr}`, {
+      fields: { exitCode: result.code },
+    });
+  }
+}
+
+/**
+ * Applies an `/init` body; resolves once the RNG is reseeded and the clock set.
+ * @throws {AenvError} `INTERNAL` when the entropy helper fails.
+ */
+export async function applyInit(ctx: EnvdContext, body: InitBody): Promise<void> {
+  if (body.entropy !== undefined) await mixEntropy(ctx, body.entropy);
   const state = ctx.state;
   for (const [key, value] of Object.entries(body.envVars ?? {})) state.envVars.set(key, value);
   if (body.accessToken !== undefined)
@@ -85,5 +156,5 @@ export function applyInit(ctx: EnvdContext, body: InitBody): void {
     state.defaultUser = body.defaultUser;
   if (body.defaultWorkdir !== undefined && body.defaultWorkdir !== '')
     state.defaultWorkdir = body.defaultWorkdir;
-  if (body.timestamp !== undefined && ctx.setClock) setSystemClock(ctx, body.timestamp);
+  if (body.timestamp !== undefined && ctx.setClock) await setSystemClock(ctx, body.timestamp);
 }

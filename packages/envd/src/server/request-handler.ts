@@ -54,7 +54,7 @@ function plainRoutes(ctx: EnvdContext): RequestListener {
         return sendJson(res, 200, Object.fromEntries(ctx.state.envVars));
       case 'POST /init':
         return route(res, log, async () => {
-          applyInit(ctx, parseInitBody(await readJson(req)));
+          await applyInit(ctx, parseInitBody(await readJson(req)));
           sendEmpty(res, 204, { 'cache-control': 'no-store' });
         });
       case 'GET /files':

@@ -8,6 +8,7 @@ const deps: Record<string, string[]> = {
   virtio_net: ['virtio_ring', 'virtio', 'net_failover'],
   net_failover: ['failover'],
   virtio_rng: ['virtio', 'virtio_ring'],
+  virtio_balloon: ['virtio', 'virtio_ring'],
   erofs: ['libcrc32c'],
   virtio: ['virtio_ring'],
 };
@@ -24,6 +25,7 @@ describe('moduleLoadOrder', () => {
       'net_failover',
       'virtio_net',
       'virtio_rng',
+      'virtio_balloon',
       'libcrc32c',
       'erofs',
     ]);

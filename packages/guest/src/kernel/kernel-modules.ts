@@ -16,6 +16,7 @@ export const GUEST_MODULES: readonly string[] = [
   'virtio_blk', // rootfs and tools drives
   'virtio_net', // eth0
   'virtio_rng', // entropy from the host (also reseeds clones over time)
+  'virtio_balloon', // free-page reporting: memory the guest frees goes back to the host
   'erofs', // the tools image
 ];
 

@@ -11,6 +11,8 @@ const launch: QemuLaunch = {
     cpuModel: 'default',
     kernel: '/k/vmlinux',
     initrd: '/k/initrd.cpio',
+    kernelDigest: `sha256:${'a'.repeat(64)}`,
+    initrdDigest: null,
     cmdline: 'console=ttyS0 quiet',
     drives: [
       {
@@ -25,12 +27,14 @@ const launch: QemuLaunch = {
       },
     ],
     network: { tap: 'tap0', mac: '02:00:00:00:00:02' },
+    balloon: true,
   },
-  memory: { path: '/run/sbx1/memory', share: true },
+  memory: { path: '/run/sbx1/memory' },
   qmpSocket: '/run/sbx1/qmp.sock',
   serialSocket: '/run/sbx1/serial.sock',
   pidFile: '/run/sbx1/qemu.pid',
   start: 'paused',
+  sandbox: true,
 };
 
 function after(args: string[], flag: string): string[] {
@@ -64,6 +68,7 @@ describe('buildQemuArgs', () => {
       'virtio-blk-device,drive=drive-tools,serial=tools',
       'virtio-net-device,netdev=net0,mac=02:00:00:00:00:02',
       'virtio-rng-device',
+      'virtio-balloon-device,free-page-reporting=on',
     ]);
     assert.deepEqual(after(args, '-netdev'), ['tap,id=net0,ifname=tap0,script=no,downscript=no']);
   });
@@ -71,7 +76,7 @@ describe('buildQemuArgs', () => {
   it('differs between boot and restore only in what a restore must change', () => {
     const restore = buildQemuArgs({
       ...launch,
-      memory: { path: '/snap/memory', share: false },
+      memory: { path: '/run/c1/memory.base' },
       start: 'incoming',
       qmpSocket: '/run/c1/qmp.sock',
       serialSocket: '/run/c1/serial.sock',
@@ -80,7 +85,7 @@ describe('buildQemuArgs', () => {
     assert.deepEqual(after(restore, '-incoming'), ['defer']);
     assert.ok(!restore.includes('-S'));
     assert.deepEqual(after(restore, '-object'), [
-      'memory-backend-file,id=mem,size=512M,mem-path=/snap/memory,share=off',
+      'memory-backend-file,id=mem,size=512M,mem-path=/run/c1/memory.base,share=on',
     ]);
     assert.deepEqual(after(restore, '-device'), after(buildQemuArgs(launch), '-device'));
   });
@@ -92,6 +97,19 @@ describe('buildQemuArgs', () => {
     });
     assert.deepEqual(after(args, '-cpu'), ['host']);
     assert.deepEqual(after(args, '-netdev'), []);
+  });
+
+  it('runs under the seccomp filter unless told not to, and has a balloon only when asked', () => {
+    assert.deepEqual(after(buildQemuArgs(launch), '-sandbox'), [
+      'on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny',
+    ]);
+    const plain = buildQemuArgs({
+      ...launch,
+      sandbox: false,
+      machine: { ...launch.machine, balloon: false },
+    });
+    assert.deepEqual(after(plain, '-sandbox'), []);
+    assert.ok(!after(plain, '-device').some((d) => d.startsWith('virtio-balloon')));
   });
 });
 
@@ -107,5 +125,31 @@ describe('qemuCommand', () => {
       ['--pdeathsig', 'SIGKILL', '--', 'nsenter', '--net=/proc/1/ns/net', '--', 'qemu'],
     ]);
     assert.equal(qemuOptValue('a,b,,c'), 'a,,b,,,,c');
+  });
+
+  it('drops to the QEMU user after entering the namespace, then sets the parent-death signal', () => {
+    const [program, args] = qemuCommand('qemu', ['-x'], {
+      netns: 'ns1',
+      killWithParent: true,
+      user: { uid: 900, gid: 901 },
+    });
+    assert.equal(program, 'nsenter');
+    assert.deepEqual(args, [
+      '--net=/run/netns/ns1',
+      '--',
+      'setpriv',
+      '--reuid=900',
+      '--regid=901',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '--pdeathsig',
+      'SIGKILL',
+      '--',
+      'qemu',
+      '-x',
+    ]);
+    assert.equal(qemuCommand('qemu', [], { user: { uid: 1, gid: 1 } })[0], 'setpriv');
   });
 });

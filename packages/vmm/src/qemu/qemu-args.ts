@@ -14,7 +14,13 @@
  *   when restored);
  * - `-nodefaults`, no display, `-no-reboot` (a guest reboot ends QEMU);
  * - the serial console and QMP on unix sockets in the run directory;
- * - drive ids double as virtio-blk serials, which the guest init matches.
+ * - drive ids double as virtio-blk serials, which the guest init matches;
+ * - a virtio-balloon with free-page reporting (when the machine has one):
+ *   pages the guest frees go back to the host;
+ * - QEMU's own seccomp filter (`-sandbox`), denying obsolete syscalls,
+ *   privilege changes, spawning processes and resource control;
+ * - as another user, QEMU runs through `setpriv` with no capabilities, no
+ *   supplementary groups and no way to regain privileges.
  *
  * @module
  */
@@ -30,9 +36,14 @@ export interface QemuMachine {
   readonly kernel: string;
   readonly initrd: string | null;
   readonly cmdline: string;
+  /** `sha256:` digests of the boot files, recorded in snapshots. */
+  readonly kernelDigest: string;
+  readonly initrdDigest: string | null;
   readonly drives: readonly DriveSpec[];
   /** The tap device and MAC, or null for no network device. */
   readonly network: { readonly tap: string; readonly mac: string } | null;
+  /** Whether the machine has a virtio-balloon with free-page reporting. */
+  readonly balloon: boolean;
 }
 
 /** One QEMU launch. */
@@ -40,14 +51,23 @@ export interface QemuLaunch {
   /** VM id, for the process name. */
   readonly id: string;
   readonly machine: QemuMachine;
-  /** Guest RAM file and whether it is mapped shared (booted) or private (restored). */
-  readonly memory: { readonly path: string; readonly share: boolean };
+  /**
+   * Guest RAM file, always `share=on` for QEMU (so migrations leave RAM
+   * out); a restored VM's base file is made private by the interposer.
+   */
+  readonly memory: { readonly path: string };
   readonly qmpSocket: string;
   readonly serialSocket: string;
   readonly pidFile: string;
   /** `paused`: `-S`, continued over QMP once the console is attached; `incoming`: `-incoming defer`. */
   readonly start: 'paused' | 'incoming';
+  /** Whether QEMU runs under its seccomp filter. */
+  readonly sandbox: boolean;
 }
+
+/** QEMU's seccomp filter: everything it can deny without breaking TCG, tap, NBD and file RAM. */
+export const QEMU_SANDBOX =
+  'on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny';
 
 /** Escapes a value for QEMU's `key=value,...` option syntax (a comma is doubled). */
 export function qemuOptValue(value: string): string {
@@ -69,7 +89,7 @@ function driveArgs(drive: DriveSpec): string[] {
 export function buildQemuArgs(launch: QemuLaunch): string[] {
   const m = launch.machine;
   const size = `${m.memoryMiB}M`;
-  const mem = `memory-backend-file,id=mem,size=${size},mem-path=${qemuOptValue(launch.memory.path)},share=${launch.memory.share ? 'on' : 'off'}`;
+  const mem = `memory-backend-file,id=mem,size=${size},mem-path=${qemuOptValue(launch.memory.path)},share=on`;
   const args = [
     '-name',
     `aenv-${launch.id}`,
@@ -97,6 +117,7 @@ export function buildQemuArgs(launch: QemuLaunch): string[] {
     );
   }
   args.push('-device', 'virtio-rng-device');
+  if (m.balloon) args.push('-device', 'virtio-balloon-device,free-page-reporting=on');
   args.push(
     '-chardev',
     `socket,id=con0,path=${qemuOptValue(launch.serialSocket)},server=on,wait=off`,
@@ -109,9 +130,16 @@ export function buildQemuArgs(launch: QemuLaunch): string[] {
     '-pidfile',
     launch.pidFile,
   );
+  if (launch.sandbox) args.push('-sandbox', QEMU_SANDBOX);
   if (launch.start === 'paused') args.push('-S');
   else args.push('-incoming', 'defer');
   return args;
+}
+
+/** The user and group an unprivileged QEMU runs as. */
+export interface QemuIdentity {
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** How {@link qemuCommand} wraps QEMU. */
@@ -123,22 +151,42 @@ export interface QemuCommandOptions {
    * --pdeathsig`), so a crashed daemon leaves no VMs running unmanaged.
    */
   readonly killWithParent?: boolean;
+  /** Run QEMU as this user and group (no capabilities, no supplementary groups). */
+  readonly user?: QemuIdentity;
 }
 
 /**
  * The program and arguments that run QEMU. The wrappers (`setpriv`,
- * `nsenter`) exec rather than fork, so the child's pid is QEMU's.
+ * `nsenter`) exec rather than fork, so the child's pid is QEMU's. Entering
+ * the namespace needs root, so `nsenter` comes first; the parent-death
+ * signal is set after the user change, which would clear it.
  */
 export function qemuCommand(
   binary: string,
   args: readonly string[],
   options: QemuCommandOptions = {},
 ): [string, string[]] {
+  const pdeath = options.killWithParent === true ? ['--pdeathsig', 'SIGKILL'] : [];
   let argv = [binary, ...args];
+  if (options.user !== undefined) {
+    const { uid, gid } = options.user;
+    argv = [
+      'setpriv',
+      `--reuid=${uid}`,
+      `--regid=${gid}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      ...pdeath,
+      '--',
+      ...argv,
+    ];
+  }
   if (options.netns !== undefined) {
     const path = options.netns.startsWith('/') ? options.netns : `/run/netns/${options.netns}`;
     argv = ['nsenter', `--net=${path}`, '--', ...argv];
   }
-  if (options.killWithParent === true) argv = ['setpriv', '--pdeathsig', 'SIGKILL', '--', ...argv];
+  if (options.user === undefined && pdeath.length > 0) argv = ['setpriv', ...pdeath, '--', ...argv];
   return [argv[0] as string, argv.slice(1)];
 }

@@ -16,7 +16,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { AenvError } from '@aenv/shared';
-import { buildQemuArgs, qemuCommand, type QemuLaunch } from './qemu-args.js';
+import { buildQemuArgs, qemuCommand, type QemuIdentity, type QemuLaunch } from './qemu-args.js';
 import { QemuProcess, type ProcessExit } from './qemu-process.js';
 import { QmpClient } from './qmp-client.js';
 import { SerialConsole } from './serial-console.js';
@@ -28,6 +28,10 @@ export interface InstanceOptions {
   readonly netns?: string;
   /** See `QemuCommandOptions.killWithParent`. @default true */
   readonly killWithParent?: boolean;
+  /** Run QEMU as this user (see `qemuCommand`). */
+  readonly user?: QemuIdentity;
+  /** Added to QEMU's environment (the private-RAM interposer). */
+  readonly env?: Record<string, string>;
   readonly serialLog: string;
   readonly serialLogMaxBytes?: number;
   /** Extra files the instance owns from the start (e.g. its memory file). */
@@ -91,8 +95,9 @@ export class QemuInstance {
     const [program, args] = qemuCommand(options.binary, buildQemuArgs(launch), {
       killWithParent: options.killWithParent ?? true,
       ...(options.netns === undefined ? {} : { netns: options.netns }),
+      ...(options.user === undefined ? {} : { user: options.user }),
     });
-    const proc = QemuProcess.spawn(program, args);
+    const proc = QemuProcess.spawn(program, args, options.env);
     let qmp: QmpClient | undefined;
     try {
       qmp = await QmpClient.connect(launch.qmpSocket, {

@@ -25,8 +25,11 @@ export class QemuProcess {
   #stderr = '';
   #spawnError: string | undefined;
 
-  private constructor(program: string, args: readonly string[]) {
-    this.#child = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  private constructor(program: string, args: readonly string[], env?: Record<string, string>) {
+    this.#child = spawn(program, args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(env === undefined ? {} : { env: { ...process.env, ...env } }),
+    });
     this.#child.stderr?.setEncoding('utf8');
     this.#child.stderr?.on('data', (s: string) => {
       this.#stderr = (this.#stderr + s).slice(-STDERR_TAIL);
@@ -42,9 +45,13 @@ export class QemuProcess {
     });
   }
 
-  /** Spawns `program args`. */
-  static spawn(program: string, args: readonly string[]): QemuProcess {
-    return new QemuProcess(program, args);
+  /** Spawns `program args`, with `env` added to this process's environment. */
+  static spawn(
+    program: string,
+    args: readonly string[],
+    env?: Record<string, string>,
+  ): QemuProcess {
+    return new QemuProcess(program, args, env);
   }
 
   #settle(resolve: (e: ProcessExit) => void, exit: ProcessExit): void {

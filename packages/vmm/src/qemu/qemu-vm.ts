@@ -12,11 +12,15 @@
  */
 import type { SnapshotManifest } from '../snapshot-manifest.js';
 import type { ConsoleWaitOptions, ExitInfo, ExitReason, SnapshotTarget, Vm } from '../driver.js';
-import { publishExit, publishOp, type VmmOp } from '../events.js';
+import { publishExit, publishOp, type VmmEvent, type VmmOp } from '../events.js';
 import { VmStateMachine, type VmState } from '../vm-state.js';
-import type { QemuMachine } from './qemu-args.js';
+import type { QemuIdentity, QemuMachine } from './qemu-args.js';
 import type { QemuInstance } from './qemu-instance.js';
-import { saveSnapshot } from './qemu-snapshot.js';
+import { saveSnapshot, type RamLayout } from './qemu-snapshot.js';
+
+function isEvent(v: unknown): v is VmmEvent {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
 
 /** Default of `stop({ graceMs })`. */
 export const DEFAULT_STOP_GRACE_MS = 3000;
@@ -26,8 +30,12 @@ export interface QemuVmInit {
   readonly id: string;
   readonly instance: QemuInstance;
   readonly machine: QemuMachine;
-  /** Guest RAM file and whether it is mapped shared (and owned by this VM). */
-  readonly memory: { readonly path: string; readonly share: boolean };
+  /** How guest RAM is backed. */
+  readonly ram: RamLayout;
+  /** The run directory (sockets, RAM file). */
+  readonly runDir: string;
+  /** The user QEMU runs as, when not this process's. */
+  readonly qemuUser?: QemuIdentity;
   readonly vmmVersion: string;
   readonly serialLog: string;
   readonly initialState: VmState;
@@ -85,16 +93,16 @@ export class QemuVm implements Vm {
 
   async pause(): Promise<void> {
     this.#sm.expect('pause', 'running');
-    await this.#transition('pause', 'pausing', 'paused', 'running', () =>
-      this.#init.instance.qmp.execute('stop'),
-    );
+    await this.#transition('pause', 'pausing', 'paused', 'running', async () => {
+      await this.#init.instance.qmp.execute('stop');
+    });
   }
 
   async resume(): Promise<void> {
     this.#sm.expect('resume', 'paused');
-    await this.#transition('resume', 'resuming', 'running', 'paused', () =>
-      this.#init.instance.qmp.execute('cont'),
-    );
+    await this.#transition('resume', 'resuming', 'running', 'paused', async () => {
+      await this.#init.instance.qmp.execute('cont');
+    });
   }
 
   async snapshot(to: SnapshotTarget): Promise<SnapshotManifest> {
@@ -110,6 +118,7 @@ export class QemuVm implements Vm {
       async () => {
         manifest = await saveSnapshot({ ...this.#init, after }, to.dir);
         if (after === 'stop') await this.#exit;
+        return { 'snapshot.dir': to.dir, bytes: manifest.memory.diff?.bytes ?? 0 };
       },
     );
     return manifest as SnapshotManifest;
@@ -162,9 +171,9 @@ export class QemuVm implements Vm {
     const started = performance.now();
     this.#sm.to(during);
     try {
-      await action();
+      const extra = await action();
       if (this.#sm.state === during) this.#sm.to(success);
-      publishOp(op, this.#source(), started);
+      publishOp(op, this.#source(), started, undefined, isEvent(extra) ? extra : {});
     } catch (err) {
       if (this.#sm.state === during) this.#sm.to(failure);
       if (this.#endReason === 'snapshot' && this.#sm.state !== 'stopped')
@@ -172,6 +181,11 @@ export class QemuVm implements Vm {
       publishOp(op, this.#source(), started, err);
       throw err;
     }
+  }
+
+  /** The RAM layout (`own` for booted VMs, `base` for restored ones). */
+  get ram(): RamLayout {
+    return this.#init.ram;
   }
 
   #source(): { id: string; driver: string; pid: number | undefined } {

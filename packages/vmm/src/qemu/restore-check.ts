@@ -1,8 +1,10 @@
 /**
  * Whether a snapshot may be restored here, with this spec: the checks that
  * turn "QEMU failed to load the migration stream" into a clear error before
- * anything is started. Snapshots record the driver, virtualization mode and
- * VMM version they came from and refuse to restore elsewhere.
+ * anything is started. Snapshots record the driver, virtualization mode,
+ * VMM version and boot files (with digests) they came from and refuse to
+ * restore elsewhere: under another kernel than the driver is configured
+ * with, or after their own kernel file changed.
  *
  * @module
  */
@@ -10,12 +12,24 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AenvError } from '@aenv/shared';
 import type { RestoreSpec, VirtualizationMode } from '../driver.js';
+import { fileDigest } from '../file-digest.js';
 import type { SnapshotManifest } from '../snapshot-manifest.js';
+
+/** A guest kernel (and initrd) the driver is configured with, with digests. */
+export interface ConfiguredKernel {
+  readonly kernel: string;
+  readonly kernelDigest: string;
+  /** Undefined: the configuration names no initrd of its own. */
+  readonly initrd?: string | null;
+  readonly initrdDigest?: string | null;
+}
 
 /** What this driver instance is. */
 export interface RestoreHost {
   readonly mode: VirtualizationMode;
   readonly vmmVersion: string;
+  /** The configured guest kernel, when the configuration overrides the snapshot's. */
+  readonly guestKernel?: ConfiguredKernel;
 }
 
 async function fileSize(path: string): Promise<number | undefined> {
@@ -70,6 +84,52 @@ export function checkCompatible(
   ) {
     throw incompatible(dir, `its MAC is ${m.network.mac}, the spec gives ${spec.network.mac}`);
   }
+  checkFormat(m, dir);
+  if (host.guestKernel !== undefined) checkConfiguredKernel(m, dir, host.guestKernel);
+}
+
+/** What this driver needs of a manifest that older aenv versions did not write. */
+function checkFormat(m: SnapshotManifest, dir: string): void {
+  if (m.memory.file === null)
+    throw incompatible(
+      dir,
+      'its RAM is inside the state stream, a format this driver no longer restores',
+    );
+  if (m.boot.kernelDigest === undefined || m.memory.baseId === undefined)
+    throw incompatible(dir, 'it was written by an older aenv (no kernel digest or memory base id)');
+}
+
+function checkConfiguredKernel(m: SnapshotManifest, dir: string, k: ConfiguredKernel): void {
+  if (m.boot.kernelDigest !== k.kernelDigest) {
+    throw incompatible(
+      dir,
+      `it was taken with kernel ${m.boot.kernelDigest ?? '?'}, this driver is configured with ${k.kernel} (${k.kernelDigest})`,
+    );
+  }
+  if (k.initrd !== undefined && (m.boot.initrdDigest ?? null) !== (k.initrdDigest ?? null)) {
+    throw incompatible(
+      dir,
+      `it was taken with initrd ${m.boot.initrdDigest ?? 'none'}, this driver is configured with ${k.initrd ?? 'none'}`,
+    );
+  }
+}
+
+/** The boot files the restore starts QEMU with must still be the ones the snapshot recorded. */
+async function checkBootFiles(m: SnapshotManifest, dir: string): Promise<void> {
+  const files: [string | null, string | null | undefined][] = [
+    [m.boot.kernel, m.boot.kernelDigest],
+    [m.boot.initrd, m.boot.initrdDigest],
+  ];
+  for (const [file, digest] of files) {
+    if (file === null) continue;
+    const now = await fileDigest(file).catch(() => undefined);
+    if (now === undefined) throw invalid(dir, `boot file ${file} it was booted with is gone`);
+    if (digest !== undefined && digest !== null && now !== digest)
+      throw incompatible(
+        dir,
+        `boot file ${file} changed since the snapshot (${now}, was ${digest})`,
+      );
+  }
 }
 
 /**
@@ -92,16 +152,22 @@ export async function checkRestorable(
   }
   if (m.memory.file !== null) {
     const memSize = await fileSize(join(dir, m.memory.file));
-    if (memSize === undefined || memSize < m.memory.bytes) {
+    if (memSize !== m.memory.bytes) {
       throw invalid(
         dir,
         `memory file ${m.memory.file} is ${memSize ?? 'missing'}, expected ${m.memory.bytes} bytes`,
       );
     }
   }
-  for (const file of [m.boot.kernel, m.boot.initrd]) {
-    if (file !== null && (await fileSize(file)) === undefined) {
-      throw invalid(dir, `boot file ${file} it was booted with is gone`);
+  const diff = m.memory.diff;
+  if (diff !== undefined) {
+    const diffSize = await fileSize(join(dir, diff.file));
+    if (diffSize !== diff.bytes) {
+      throw invalid(
+        dir,
+        `RAM diff ${diff.file} is ${diffSize ?? 'missing'}, expected ${diff.bytes} bytes`,
+      );
     }
   }
+  await checkBootFiles(m, dir);
 }
