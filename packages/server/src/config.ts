@@ -72,6 +72,23 @@ export const nodeConfigSchema = {
       doc: 'How long create waits for envd inside a new sandbox to answer.',
     }),
   },
+  lifecycle: {
+    defaultOnTimeout: field.oneOf(['pause', 'kill'], {
+      default: 'pause',
+      env: 'AENV_DEFAULT_ON_TIMEOUT',
+      doc: 'What a TTL expiry does when the create request does not say (E2B autoPause): pause keeps everything.',
+    }),
+    pauseOnShutdown: field.boolean({
+      default: true,
+      env: 'AENV_PAUSE_ON_SHUTDOWN',
+      doc: 'A clean node shutdown pauses running sandboxes (else kills them).',
+    }),
+    resumeOnStart: field.boolean({
+      default: true,
+      env: 'AENV_RESUME_ON_START',
+      doc: 'At start, resume the sandboxes the last clean shutdown paused.',
+    }),
+  },
   artifacts: {
     dir: field.optionalPath({
       default: undefined,

@@ -13,23 +13,21 @@ export type {
   SandboxLauncher,
 } from './orchestrator/launcher.js';
 export type { GuestAddress, SandboxRecord, SandboxState } from './orchestrator/sandbox.js';
-export type { Template } from './orchestrator/template-catalog.js';
+export type { TemplateRecord } from './template/template-record.js';
+export type { SnapshotRecord } from './snapshot/snapshot-record.js';
+export { openNodeState, type NodeState } from './store/node-state.js';
+export type { MachineSnapshot, LaunchSource, SuspendOptions } from './orchestrator/launcher.js';
 export { serveNode, type ServedNode, type ServeNodeOptions } from './serve-node.js';
 export {
   MicroVmLauncher,
   type MicroVmLauncherOptions,
   type MicroVmSandbox,
 } from './orchestrator/microvm-launcher.js';
-export {
-  NodeStorage,
-  UPPER_DIR_NAME,
-  type NodeStorageOptions,
-  type OpenImageRequest,
-} from './storage/node-storage.js';
+export { NodeStorage, UPPER_DIR_NAME, type NodeStorageOptions } from './storage/node-storage.js';
 export type { BaseImageResult } from './storage/base-image-import.js';
 export {
   EngineDisk,
-  type DiskRequest,
+  type OpenImageRequest,
   type SandboxDisk,
   type SandboxDisks,
 } from './storage/sandbox-disk.js';

@@ -12,14 +12,15 @@ import { join } from 'node:path';
 import { prepareGuestArtifacts, type GuestArtifacts, type ProgressListener } from '@aenv/guest';
 import { SlotManager } from '@aenv/network';
 import { Cleanup, LOG_FIELDS } from '@aenv/shared';
-import { resolveStorageSettings } from '@aenv/storage';
-import { createVmmDriver } from '@aenv/vmm';
+import { resolveStorageSettings, type ImageSpec } from '@aenv/storage';
+import { createVmmDriver, type VmmDriver } from '@aenv/vmm';
 import type { NodeConfig } from './config.js';
 import { errorFields, type Logger } from './log.js';
 import { startNode, type RunningNode } from './node.js';
 import { removeLeftoverSandboxes } from './orchestrator/leftover-sandboxes.js';
 import { MicroVmLauncher } from './orchestrator/microvm-launcher.js';
-import type { Template } from './orchestrator/template-catalog.js';
+import { openNodeState } from './store/node-state.js';
+import { ensureBaseTemplate, type BaseTemplateInputs } from './template/base-template.js';
 import { NodeStorage } from './storage/node-storage.js';
 import { logStorageEvents } from './storage/storage-log.js';
 
@@ -57,28 +58,44 @@ export async function serveNode(options: ServeNodeOptions): Promise<ServedNode> 
     mode: driver.mode,
     why: choice.reason,
   });
-  const { storage, templates, stopLogging } = await startStorage(
+  const { storage, baseImage, stopLogging } = await startStorage(
     config,
     artifacts,
     logger,
     cleanup,
   );
+  const state = openNodeState(config.home);
+  cleanup.add('close node state', () => state.close());
   const slots = await SlotManager.start({ config: config.network });
   cleanup.add('close slots', () => slots.close());
+  const launcher = new MicroVmLauncher({
+    driver,
+    slots,
+    artifacts,
+    disks: storage,
+    sandboxesDir,
+    onCleanupError: (err, label) =>
+      logger.error('cleanup failed', { step: label, ...errorFields(err) }),
+  });
+  if (baseImage !== undefined) {
+    await ensureBaseTemplate(baseTemplateInputs(config, artifacts, baseImage, driver), {
+      launcher,
+      templates: state.templates,
+      snapshots: state.snapshots,
+      envdReadyTimeoutMs: config.sandbox.envdReadyTimeoutMs,
+      logger,
+    });
+  }
   const node = await startNode({
     config,
     logger,
     envdVersion: artifacts.envdVersion,
-    templates,
-    launcher: new MicroVmLauncher({
-      driver,
-      slots,
-      artifacts,
-      disks: storage,
-      sandboxesDir,
-      onCleanupError: (err, label) =>
-        logger.error('cleanup failed', { step: label, ...errorFields(err) }),
-    }),
+    state,
+    launcher,
+    slotLevels: () => {
+      const s = slots.stats();
+      return { ready: s.ready, building: s.building, in_use: s.inUse, capacity: s.capacity };
+    },
   });
   cleanup.move();
   let closing: Promise<void> | undefined;
@@ -108,26 +125,41 @@ async function startStorage(
   artifacts: GuestArtifacts,
   logger: Logger,
   cleanup: Cleanup,
-): Promise<{ storage: NodeStorage; templates: Template[]; stopLogging: () => void }> {
+): Promise<{ storage: NodeStorage; baseImage: ImageSpec | undefined; stopLogging: () => void }> {
   const settings = resolveStorageSettings(config.storage, config.home);
   const stopLogging = logStorageEvents(logger);
   cleanup.add('stop storage logs', stopLogging);
   const storage = await NodeStorage.start({ home: config.home, settings });
   cleanup.add('close storage', () => storage.close());
-  if (artifacts.baseImage === undefined) return { storage, templates: [], stopLogging };
+  if (artifacts.baseImage === undefined) return { storage, baseImage: undefined, stopLogging };
   logger.info('base image: looking up its layer', { store: settings.store.kind });
   const base = await storage.importBaseImage(artifacts.baseImage, artifacts.digests.baseImage);
-  storage.setTemplateImage('base', base.image);
   logger.info(base.imported ? 'base image imported as a layer' : 'base image layer found', {
     [LOG_FIELDS.layerDigest]: base.image.layers[0],
     [LOG_FIELDS.durationMs]: Math.round(base.durationMs),
   });
-  const template: Template = {
-    id: 'base',
-    alias: 'base',
+  return { storage, baseImage: base.image, stopLogging };
+}
+
+/** What the base template is built from: the base image, machine shape and what it ran on. */
+function baseTemplateInputs(
+  config: NodeConfig,
+  artifacts: GuestArtifacts,
+  image: ImageSpec,
+  driver: VmmDriver,
+): BaseTemplateInputs {
+  return {
+    image,
     vcpus: config.sandbox.vcpus,
     memoryMiB: config.sandbox.memoryMiB,
-    diskSizeMiB: Math.round(base.image.virtualSize / 2 ** 20),
+    diskSizeMiB: Math.round(image.virtualSize / 2 ** 20),
+    envdVersion: artifacts.envdVersion,
+    identity: {
+      kernel: artifacts.digests.kernel,
+      initrd: artifacts.digests.initrd,
+      tools: artifacts.digests.toolsImage,
+      driver: driver.kind,
+      mode: driver.mode,
+    },
   };
-  return { storage, templates: [template], stopLogging };
 }

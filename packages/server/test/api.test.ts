@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadNodeConfig, silentLogger, startNode, type RunningNode } from '../src/index.js';
-import { StandInLauncher } from './standin-launcher.js';
+import type { RunningNode } from '../src/index.js';
+import { StandInLauncher, startStandInNode } from './standin-launcher.js';
 
 const home = mkdtempSync(join(tmpdir(), 'aenv-api-'));
 const launcher = new StandInLauncher();
@@ -42,14 +42,7 @@ async function create(body: Record<string, unknown> = {}) {
 }
 
 before(async () => {
-  const config = loadNodeConfig(undefined, { AENV_HOME: home, AENV_PORT: '0' });
-  node = await startNode({
-    config,
-    launcher,
-    templates: [{ id: 'base', alias: 'base', vcpus: 2, memoryMiB: 512, diskSizeMiB: 2048 }],
-    envdVersion: '0.5.7',
-    logger: silentLogger,
-  });
+  node = await startStandInNode(home, launcher);
 });
 
 after(async () => {
@@ -72,13 +65,12 @@ describe('node API (stand-in launcher)', () => {
     assert.equal(v1.json.envdVersion, '0.5.7');
     assert.match(v1.json.envdAccessToken, /^[0-9a-f]{64}$/);
     const guest = launcher.guests.at(-1);
-    assert.equal((guest?.inits[0] as { accessToken: string }).accessToken, v1.json.envdAccessToken);
+    assert.equal(guest?.inits[0]?.body.accessToken, v1.json.envdAccessToken);
+    assert.equal(typeof guest?.inits[0]?.body.entropy, 'string', 'fresh entropy on every start');
     const v2 = await call('POST', '/v2/sandboxes', { templateID: 'base', envVars: { A: '1' } });
     assert.equal(v2.status, 201);
     assert.equal(v2.json.envdAccessToken, undefined);
-    assert.deepEqual((launcher.guests.at(-1)?.inits[0] as { envVars: unknown }).envVars, {
-      A: '1',
-    });
+    assert.deepEqual(launcher.guests.at(-1)?.inits[0]?.body.envVars, { A: '1' });
     for (const id of [v1.json.sandboxID, v2.json.sandboxID]) {
       assert.equal((await call('DELETE', `/sandboxes/${id}`)).status, 204);
     }
@@ -191,8 +183,8 @@ describe('node API (stand-in launcher)', () => {
     assert.equal((await call('DELETE', `/sandboxes/${id}`)).status, 204);
   });
 
-  it('extends the TTL on connect, resets it with timeout, and kills on expiry', async () => {
-    const id = await create({ timeout: 1 });
+  it('extends the TTL on connect, resets it with timeout, and kills on expiry with autoPause false', async () => {
+    const id = await create({ timeout: 1, autoPause: false });
     const before = new Date((await call('GET', `/sandboxes/${id}`)).json.endAt).getTime();
     const conn = await call('POST', `/v2/sandboxes/${id}/connect`, { timeout: 2 });
     assert.equal(conn.status, 200);
@@ -221,7 +213,7 @@ describe('node API (stand-in launcher)', () => {
       await sleep(100);
       const [id] = node.orchestrator.list({ states: ['creating'] }).map((r) => r.id);
       assert.equal(id, undefined, 'creating sandboxes are not listed');
-      await node.orchestrator.close().catch(() => undefined);
+      await node.orchestrator.close({ pauseRunning: false }).catch(() => undefined);
       const res = await pending;
       assert.ok(res.status >= 400);
     } finally {
@@ -234,17 +226,7 @@ describe('proxy (stand-in launcher)', () => {
   let node2: RunningNode;
   const home2 = mkdtempSync(join(tmpdir(), 'aenv-proxy-'));
   before(async () => {
-    node2 = await startNode({
-      config: loadNodeConfig(undefined, {
-        AENV_HOME: home2,
-        AENV_PORT: '0',
-        AENV_DOMAIN: 'sbx.test',
-      }),
-      launcher: new StandInLauncher(),
-      templates: [{ id: 'base', alias: undefined, vcpus: 1, memoryMiB: 128, diskSizeMiB: 1 }],
-      envdVersion: '0.5.7',
-      logger: silentLogger,
-    });
+    node2 = await startStandInNode(home2, new StandInLauncher(), { AENV_DOMAIN: 'sbx.test' });
   });
   after(async () => {
     await node2.close();

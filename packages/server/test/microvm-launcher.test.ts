@@ -14,8 +14,9 @@ import { after, before, describe, it } from 'node:test';
 import { GUEST_DRIVE_IDS, type GuestArtifacts } from '@aenv/guest';
 import { DEFAULT_EGRESS_POLICY, SlotManager, networkConfigSchema } from '@aenv/network';
 import { AenvError, loadConfig, newId } from '@aenv/shared';
-import { resolveStorageSettings, storageConfigSchema } from '@aenv/storage';
+import { resolveStorageSettings, storageConfigSchema, type ImageSpec } from '@aenv/storage';
 import { createVmmDriver, vmmConfigSchema, type VmmDriver } from '@aenv/vmm';
+import type { LaunchSpec } from '../src/orchestrator/launcher.js';
 import { MicroVmLauncher } from '../src/orchestrator/microvm-launcher.js';
 import { NodeStorage } from '../src/storage/node-storage.js';
 
@@ -46,6 +47,7 @@ describe('MicroVmLauncher failure paths', { skip, timeout: 120_000 }, () => {
   let storage: NodeStorage;
   let driver: VmmDriver;
   let artifacts: GuestArtifacts;
+  let baseImage: ImageSpec | undefined;
 
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'aenv-launcher-'));
@@ -66,7 +68,7 @@ describe('MicroVmLauncher failure paths', { skip, timeout: 120_000 }, () => {
     const section = loadConfig(storageConfigSchema, { env: { AENV_STORAGE_CACHE_MIB: '16' } });
     storage = await NodeStorage.start({ home, settings: resolveStorageSettings(section, home) });
     await writeFile(join(work, 'base.raw'), Buffer.alloc(1 << 20, 7));
-    storage.setTemplateImage('base', (await storage.importBaseImage(join(work, 'base.raw'))).image);
+    baseImage = (await storage.importBaseImage(join(work, 'base.raw'))).image;
     ({ driver } = await createVmmDriver(
       loadConfig(vmmConfigSchema, { env: { AENV_VMM_DRIVER: 'qemu', AENV_VMM_ACCEL: 'tcg' } }),
     ));
@@ -102,12 +104,12 @@ describe('MicroVmLauncher failure paths', { skip, timeout: 120_000 }, () => {
     assert.equal(slots.stats().inUse, 0, 'the slot was released');
   }
 
-  const spec = (sandboxId: string) => ({
+  const spec = (sandboxId: string): LaunchSpec => ({
     sandboxId,
-    templateId: 'base',
     vcpus: 1,
     memoryMiB: 128,
     egress: DEFAULT_EGRESS_POLICY,
+    source: { kind: 'boot', image: baseImage as ImageSpec },
   });
 
   it('undoes slot, disk and directory when aborted after the disk was served', async () => {
@@ -118,8 +120,8 @@ describe('MicroVmLauncher failure paths', { skip, timeout: 120_000 }, () => {
       artifacts,
       sandboxesDir: join(work, 'sandboxes'),
       disks: {
-        open: async (request) => {
-          const disk = await storage.open(request);
+        openImage: async (request) => {
+          const disk = await storage.openImage(request);
           abort.abort(new AenvError('SBX_KILLED', 'killed during create'));
           return disk;
         },

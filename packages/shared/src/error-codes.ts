@@ -125,8 +125,10 @@ export const ERROR_CODES = {
   SBX_INVALID_STATE: { category: 'FailedPrecondition' },
   SBX_KILLED: { category: 'Conflict' },
   SBX_NOT_FOUND: { category: 'NotFound' },
+  SBX_PAUSE_FAILED: { category: 'Internal' },
   SBX_START_FAILED: { category: 'Internal' },
   SBX_START_TIMEOUT: { category: 'Unavailable' },
+  SNAPSHOT_NOT_FOUND: { category: 'NotFound' },
   TEMPLATE_NOT_FOUND: { category: 'NotFound' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

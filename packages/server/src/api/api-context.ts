@@ -1,16 +1,20 @@
 /**
- * What route handlers depend on: the orchestrator and the node settings
- * that shape answers.
+ * What route handlers depend on: the orchestrator, the metrics, and the
+ * node settings that shape answers.
  *
  * @module
  */
+import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { Orchestrator } from '../orchestrator/orchestrator.js';
 
 /** Dependencies of the route handlers. */
 export interface ApiContext {
   readonly orchestrator: Orchestrator;
+  readonly metrics: NodeMetrics;
   /** Domain returned to SDKs for `{port}-{id}.{domain}` hosts; null = the client's default. */
   readonly domain: string | null;
   /** Longest TTL a client may ask for, in seconds. */
   readonly maxTimeoutSeconds: number;
+  /** What a TTL expiry does when a create does not say. */
+  readonly defaultOnTimeout: 'pause' | 'kill';
 }

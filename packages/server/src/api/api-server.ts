@@ -52,7 +52,7 @@ export async function startApiServer(
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }
-    options.proxy.upgrade(req, socket, head, target);
+    void options.proxy.upgrade(req, socket, head, target);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -77,7 +77,7 @@ async function handleRequest(
   res: ServerResponse,
 ): Promise<void> {
   const target = proxyTargetOf(req.headers, options.domain);
-  if (target !== undefined) return options.proxy.handle(req, res, target);
+  if (target !== undefined) return void options.proxy.handle(req, res, target);
   const url = new URL(req.url ?? '/', 'http://node');
   const started = performance.now();
   let status = 500;
@@ -108,7 +108,13 @@ async function handleRequest(
 }
 
 function writeReply(res: ServerResponse, reply: Reply): number {
-  if (reply.body === undefined) {
+  if (reply.text !== undefined) {
+    res.writeHead(reply.status, {
+      ...reply.headers,
+      'content-length': Buffer.byteLength(reply.text),
+    });
+    res.end(reply.text);
+  } else if (reply.body === undefined) {
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
     sendEmpty(res, reply.status);
   } else {

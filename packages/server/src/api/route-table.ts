@@ -6,18 +6,22 @@
 import type { ApiContext } from './api-context.js';
 import type { Route } from './router.js';
 import { health } from './routes/health.js';
-import { connectSandbox } from './routes/sandbox.connect.js';
+import { nodeMetrics } from './routes/node.metrics.js';
+import { connectSandbox, resumeSandbox } from './routes/sandbox.connect.js';
 import { createSandbox } from './routes/sandbox.create.js';
 import { getSandbox } from './routes/sandbox.get.js';
 import { killSandbox } from './routes/sandbox.kill.js';
 import { listSandboxesV1, listSandboxesV2 } from './routes/sandbox.list.js';
 import { updateSandboxNetwork } from './routes/sandbox.network.js';
+import { pauseSandbox } from './routes/sandbox.pause.js';
+import { refreshSandbox } from './routes/sandbox.refreshes.js';
 import { setSandboxTimeout } from './routes/sandbox.timeout.js';
 
 /** Every route of the node API. */
 export function routeTable(api: ApiContext): Route[] {
   return [
     { method: 'GET', path: '/health', handler: health, public: true },
+    { method: 'GET', path: '/metrics', handler: nodeMetrics(api), public: true },
     { method: 'POST', path: '/sandboxes', handler: createSandbox(api, 'v1') },
     { method: 'POST', path: '/v2/sandboxes', handler: createSandbox(api, 'v2') },
     { method: 'GET', path: '/sandboxes', handler: listSandboxesV1(api) },
@@ -28,5 +32,8 @@ export function routeTable(api: ApiContext): Route[] {
     { method: 'PUT', path: '/sandboxes/:id/network', handler: updateSandboxNetwork(api) },
     { method: 'POST', path: '/sandboxes/:id/connect', handler: connectSandbox(api, 'v1') },
     { method: 'POST', path: '/v2/sandboxes/:id/connect', handler: connectSandbox(api, 'v2') },
+    { method: 'POST', path: '/sandboxes/:id/resume', handler: resumeSandbox(api) },
+    { method: 'POST', path: '/sandboxes/:id/pause', handler: pauseSandbox(api) },
+    { method: 'POST', path: '/sandboxes/:id/refreshes', handler: refreshSandbox(api) },
   ];
 }

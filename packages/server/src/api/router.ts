@@ -19,7 +19,10 @@ export interface RouteContext {
 /** What a handler answers. */
 export interface Reply {
   readonly status: number;
+  /** A JSON body. */
   readonly body?: unknown;
+  /** A text body (with its own content-type header), instead of JSON. */
+  readonly text?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 

@@ -7,6 +7,7 @@
  */
 import { toE2bNetwork, type E2bNetworkView } from '@aenv/network';
 import type { SandboxRecord } from '../orchestrator/sandbox.js';
+import { e2bState } from '../orchestrator/sandbox-state.js';
 
 /** The answer of create and connect. */
 export interface SandboxView {
@@ -42,6 +43,7 @@ export interface SandboxDetailView extends ListedSandboxView {
   readonly envdAccessToken?: string;
   readonly allowInternetAccess: boolean;
   readonly network: E2bNetworkView;
+  readonly lifecycle: { readonly onTimeout: 'pause' | 'kill'; readonly autoResume: boolean };
 }
 
 /** `Sandbox` for create/connect. */
@@ -71,7 +73,7 @@ export function toListedView(r: SandboxRecord): ListedSandboxView {
     memoryMB: r.memoryMiB,
     diskSizeMB: r.diskSizeMiB,
     metadata: r.metadata,
-    state: 'running',
+    state: e2bState(r.state),
     envdVersion: r.envdVersion,
   };
 }
@@ -84,5 +86,6 @@ export function toDetailView(r: SandboxRecord, domain: string | null): SandboxDe
     ...(r.envdAccessToken === undefined ? {} : { envdAccessToken: r.envdAccessToken }),
     allowInternetAccess: r.network.egress.allowInternetAccess,
     network: toE2bNetwork(r.network),
+    lifecycle: { onTimeout: r.lifecycle.onTimeout, autoResume: r.lifecycle.autoResume },
   };
 }

@@ -1,9 +1,15 @@
 /**
  * The node's side of envd's plain HTTP API: waiting until envd answers
- * `/health`, and `/init` (env vars, access token, clock, default user).
+ * `/health`, and `/init` (env vars, access token, clock, fresh entropy).
+ *
+ * Each call uses a new connection (no keep-alive pool): a slot's address
+ * is reused by the next sandbox, and a pooled connection to a machine that
+ * is gone must never carry a request meant for the new one.
  *
  * @module
  */
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AenvError } from '@aenv/shared';
 import type { GuestAddress } from './sandbox.js';
@@ -14,13 +20,51 @@ export const ENVD_PORT = 49983;
 /** What `/init` sets. */
 export interface EnvdInit {
   readonly envVars: Readonly<Record<string, string>>;
-  readonly accessToken?: string;
+  /** The token envd demands from now on. */
+  readonly accessToken?: string | undefined;
+  /** The token envd demands now (set by an earlier /init, e.g. before a snapshot). */
+  readonly currentToken?: string | undefined;
   readonly defaultUser?: string;
   readonly defaultWorkdir?: string;
 }
 
-function baseUrl(addr: GuestAddress): string {
-  return `http://${addr.host}:${addr.port}`;
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One HTTP exchange on a fresh connection. */
+function exchange(
+  addr: GuestAddress,
+  method: string,
+  path: string,
+  opts: { body?: string; headers?: Record<string, string>; timeoutMs: number },
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: addr.host,
+        port: addr.port,
+        method,
+        path,
+        agent: false,
+        headers: { connection: 'close', ...opts.headers },
+        timeout: opts.timeoutMs,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`envd ${path}: no answer in ${opts.timeoutMs} ms`)),
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
 }
 
 /**
@@ -37,16 +81,14 @@ export async function waitForEnvd(
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
     try {
-      const res = await fetch(`${baseUrl(addr)}/health`, {
-        signal: AbortSignal.timeout(Math.min(2000, Math.max(1, deadline - Date.now()))),
-      });
-      await res.body?.cancel();
-      if (res.ok) return;
+      const timeout = Math.min(2000, Math.max(1, deadline - Date.now()));
+      const res = await exchange(addr, 'GET', '/health', { timeoutMs: timeout });
+      if (res.status >= 200 && res.status < 300) return;
       lastError = new Error(`health answered ${res.status}`);
     } catch (err) {
       lastError = err;
     }
-    await sleep(50, undefined, { signal });
+    await sleep(25, undefined, { signal });
   }
   throw new AenvError('SBX_START_TIMEOUT', `envd did not answer within ${timeoutMs} ms`, {
     cause: lastError,
@@ -54,28 +96,31 @@ export async function waitForEnvd(
 }
 
 /**
- * Calls envd `POST /init`.
- * @throws {AenvError} `SBX_ENVD_FAILED` when envd refuses.
+ * Calls envd `POST /init` with the sandbox's settings, the current time and
+ * fresh entropy (so clones of one snapshot do not share RNG state).
+ * @throws {AenvError} `SBX_ENVD_FAILED` when envd refuses or cannot be reached.
  */
 export async function initEnvd(addr: GuestAddress, init: EnvdInit): Promise<void> {
-  const body = {
+  const body = JSON.stringify({
     envVars: init.envVars,
     accessToken: init.accessToken,
     defaultUser: init.defaultUser,
     defaultWorkdir: init.defaultWorkdir,
     timestamp: new Date().toISOString(),
-  };
-  const res = await fetch(`${baseUrl(addr)}/init`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
+    entropy: randomBytes(64).toString('base64'),
   });
-  const text = await res.text();
-  if (!res.ok) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (init.currentToken !== undefined) headers['x-access-token'] = init.currentToken;
+  let res: Answer;
+  try {
+    res = await exchange(addr, 'POST', '/init', { body, headers, timeoutMs: 10_000 });
+  } catch (err) {
+    throw new AenvError('SBX_ENVD_FAILED', 'envd /init could not be reached', { cause: err });
+  }
+  if (res.status < 200 || res.status >= 300) {
     throw new AenvError(
       'SBX_ENVD_FAILED',
-      `envd /init answered ${res.status}: ${text.slice(0, 200)}`,
+      `envd /init answered ${res.status}: ${res.body.slice(0, 200)}`,
     );
   }
 }

@@ -1,20 +1,27 @@
 /**
  * The sandbox record: what the node knows about one sandbox, independent
- * of how it runs. The orchestrator owns every record; API views are
- * derived from it (`api/sandbox-view.ts`).
+ * of how it runs. The orchestrator owns every record and persists it (as
+ * {@link SandboxDoc}) before acknowledging a change; API views are derived
+ * from it (`api/sandbox-view.ts`).
  *
  * @module
  */
-
-/** Lifecycle states. The full state machine arrives with the lifecycle work. */
-export type SandboxState = 'creating' | 'running' | 'killing' | 'killed' | 'failed';
-
 import type { SandboxNetwork } from '@aenv/network';
+import type { LifecycleSettings } from './lifecycle-settings.js';
+import type { SandboxState } from './sandbox-state.js';
+
+export type { SandboxState } from './sandbox-state.js';
 
 /** A host address where one guest port is reachable. */
 export interface GuestAddress {
   readonly host: string;
   readonly port: number;
+  /**
+   * Identifies the machine instance behind the address. A slot's address is
+   * reused by later sandboxes: connection pools are kept per machine so a
+   * pooled connection never reaches the wrong one.
+   */
+  readonly machine?: string;
 }
 
 /** Everything the node records about a sandbox. */
@@ -32,23 +39,34 @@ export interface SandboxRecord {
   readonly envdAccessToken: string | undefined;
   /** Egress policy and ingress settings; the egress part can be replaced while running. */
   network: SandboxNetwork;
+  readonly lifecycle: LifecycleSettings;
   readonly startedAt: Date;
-  /** How long each create stage took, ms (for logs and benchmarks). */
-  createTimings: Readonly<Record<string, number>>;
-  /** When the TTL expires. */
+  /** When the TTL expires (running sandboxes). */
   endAt: Date;
+  /** The TTL last asked for, seconds (a resume without one reuses it). */
+  timeoutSeconds: number;
   state: SandboxState;
+  /** While paused: the snapshot that holds it. */
+  pausedSnapshotId: string | undefined;
+  /** The snapshot the running machine was restored from (kept until the next pause). */
+  sourceSnapshotId: string | undefined;
+  pausedAt: Date | undefined;
+  /** Paused by a node shutdown: resumed when the node starts again (if configured). */
+  resumeOnStart: boolean;
+  /** How long each stage of the last create or resume took, ms. */
+  createTimings: Readonly<Record<string, number>>;
 }
 
 /** What a create request asks for (already validated). */
 export interface CreateSandboxRequest {
   readonly templateId: string;
-  /** Seconds until the sandbox is killed. */
+  /** Seconds until the sandbox times out. */
   readonly timeoutSeconds: number;
   readonly metadata: Readonly<Record<string, string>>;
   readonly envVars: Readonly<Record<string, string>>;
   readonly secure: boolean;
   readonly network: SandboxNetwork;
+  readonly lifecycle: LifecycleSettings;
 }
 
 /** Filters of a list request. */
@@ -58,4 +76,31 @@ export interface SandboxFilter {
   readonly metadata?: Readonly<Record<string, string>>;
   readonly templateId?: string;
   readonly startedAfter?: Date;
+}
+
+/** The stored form of a record (dates as RFC 3339). */
+export type SandboxDoc = Omit<SandboxRecord, 'startedAt' | 'endAt' | 'pausedAt'> & {
+  readonly startedAt: string;
+  readonly endAt: string;
+  readonly pausedAt: string | undefined;
+};
+
+/** A record as stored. */
+export function toSandboxDoc(r: SandboxRecord): SandboxDoc {
+  return {
+    ...r,
+    startedAt: r.startedAt.toISOString(),
+    endAt: r.endAt.toISOString(),
+    pausedAt: r.pausedAt?.toISOString(),
+  };
+}
+
+/** A stored record, live again. */
+export function fromSandboxDoc(d: SandboxDoc): SandboxRecord {
+  return {
+    ...d,
+    startedAt: new Date(d.startedAt),
+    endAt: new Date(d.endAt),
+    pausedAt: d.pausedAt === undefined ? undefined : new Date(d.pausedAt),
+  };
 }

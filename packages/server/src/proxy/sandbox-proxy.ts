@@ -15,8 +15,17 @@ import type { Duplex } from 'node:stream';
 import type { GuestAddress } from '../orchestrator/sandbox.js';
 import type { ProxyTarget } from './proxy-target.js';
 
-/** Resolves a sandbox port to the host address where it is reachable. */
-export type AddressResolver = (sandboxId: string, port: number) => GuestAddress | undefined;
+/**
+ * Resolves a sandbox port to the host address where it is reachable; may
+ * take a while (a paused sandbox with auto-resume is resumed first).
+ */
+export type AddressResolver = (
+  sandboxId: string,
+  port: number,
+) => Promise<GuestAddress | undefined> | GuestAddress | undefined;
+
+/** Most machines with pooled connections at once; the least recently used pool is closed. */
+const MAX_AGENTS = 1024;
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -46,15 +55,16 @@ function badGateway(sandboxId: string, message: string): string {
 /** Forwards data-plane traffic to sandboxes. */
 export class SandboxProxy {
   readonly #resolve: AddressResolver;
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
+  /** Keep-alive pools, one per machine (see GuestAddress.machine), oldest first. */
+  readonly #agents = new Map<string, Agent>();
 
   constructor(resolve: AddressResolver) {
     this.#resolve = resolve;
   }
 
   /** Forwards one HTTP request. */
-  handle(req: IncomingMessage, res: ServerResponse, target: ProxyTarget): void {
-    const addr = this.#resolve(target.sandboxId, target.port);
+  async handle(req: IncomingMessage, res: ServerResponse, target: ProxyTarget): Promise<void> {
+    const addr = await this.#lookup(target);
     if (addr === undefined) {
       return this.#fail(res, target, 'The sandbox was not found');
     }
@@ -64,7 +74,7 @@ export class SandboxProxy {
       method: req.method,
       path: req.url,
       headers: forwardHeaders(req.headers),
-      agent: this.#agent,
+      agent: this.#agentFor(addr),
     });
     upstream.on('response', (up) => {
       res.writeHead(up.statusCode ?? 502, up.statusMessage, forwardHeaders(up.headers));
@@ -80,8 +90,13 @@ export class SandboxProxy {
   }
 
   /** Forwards an upgrade (WebSocket or other) as a raw byte stream. */
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, target: ProxyTarget): void {
-    const addr = this.#resolve(target.sandboxId, target.port);
+  async upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    target: ProxyTarget,
+  ): Promise<void> {
+    const addr = await this.#lookup(target);
     if (addr === undefined) {
       const body = badGateway(target.sandboxId, 'The sandbox was not found');
       socket.end(
@@ -107,7 +122,34 @@ export class SandboxProxy {
 
   /** Closes pooled upstream connections. */
   close(): void {
-    this.#agent.destroy();
+    for (const agent of this.#agents.values()) agent.destroy();
+    this.#agents.clear();
+  }
+
+  #agentFor(addr: GuestAddress): Agent {
+    const key = addr.machine ?? `${addr.host}:${addr.port}`;
+    let agent = this.#agents.get(key);
+    if (agent !== undefined) {
+      this.#agents.delete(key);
+      this.#agents.set(key, agent);
+      return agent;
+    }
+    agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: 60_000 });
+    this.#agents.set(key, agent);
+    for (const [oldKey, old] of this.#agents) {
+      if (this.#agents.size <= MAX_AGENTS) break;
+      old.destroy();
+      this.#agents.delete(oldKey);
+    }
+    return agent;
+  }
+
+  async #lookup(target: ProxyTarget): Promise<GuestAddress | undefined> {
+    try {
+      return await this.#resolve(target.sandboxId, target.port);
+    } catch {
+      return undefined;
+    }
   }
 
   #fail(res: ServerResponse, target: ProxyTarget, message: string): void {

@@ -3,10 +3,10 @@
  * server (a worker thread serving every sandbox's rootfs on its own unix
  * socket under `$AENV_HOME/nbd/`), the node-wide chunk cache in front of
  * the blob store (kept warm across sandboxes), the base image imported once
- * as a layer, and the image of each template. It is the `SandboxDisks` the
- * microVM launcher takes rootfs disks from: each sandbox gets an NBD export
- * of its template's image with a fresh upper in its own directory; closing
- * the disk removes the export and deletes the upper.
+ * as a layer. It is the `SandboxDisks` the microVM launcher takes rootfs
+ * disks from: each sandbox gets an NBD export of an image (its template's
+ * snapshot's layers, or its own pause snapshot's) with a fresh upper in its
+ * own directory; closing the disk removes the export and deletes the upper.
  *
  * A killed daemon leaves sockets, import scratch files and blob-store
  * temporaries behind (its uppers live in sandbox directories, which
@@ -21,12 +21,11 @@ import {
   NbdServer,
   createBlobStore,
   normalizeImageSpec,
-  type ImageSpec,
   type NbdHostStats,
   type StorageSettings,
 } from '@aenv/storage';
 import { importBaseImageOnce, type BaseImageResult } from './base-image-import.js';
-import { EngineDisk, type DiskRequest, type SandboxDisks } from './sandbox-disk.js';
+import { EngineDisk, type OpenImageRequest, type SandboxDisks } from './sandbox-disk.js';
 
 /** Options of {@link NodeStorage.start}. */
 export interface NodeStorageOptions {
@@ -34,15 +33,6 @@ export interface NodeStorageOptions {
   readonly home: string;
   /** The resolved `storage` config section. */
   readonly settings: StorageSettings;
-}
-
-/** What {@link NodeStorage.openImage} serves. */
-export interface OpenImageRequest {
-  /** Export name: the sandbox id (`[A-Za-z0-9._-]`, at most 64 characters). */
-  readonly name: string;
-  readonly image: ImageSpec;
-  /** Directory of the new upper; must not hold one yet. */
-  readonly upperDir: string;
 }
 
 /** The upper's directory name inside a sandbox directory. */
@@ -56,7 +46,6 @@ export class NodeStorage implements SandboxDisks {
   readonly settings: StorageSettings;
   readonly #home: string;
   readonly #server: NbdServer;
-  readonly #templates = new Map<string, Required<ImageSpec>>();
   readonly #disks = new Map<string, EngineDisk>();
   #closing: Promise<void> | undefined;
 
@@ -97,33 +86,6 @@ export class NodeStorage implements SandboxDisks {
     } finally {
       await store.close?.();
     }
-  }
-
-  /** Sets the image sandboxes of `templateId` start from. */
-  setTemplateImage(templateId: string, image: ImageSpec): void {
-    this.#templates.set(templateId, normalizeImageSpec(image));
-  }
-
-  /**
-   * The image of a template.
-   * @throws {AenvError} `TEMPLATE_NOT_FOUND`.
-   */
-  templateImage(templateId: string): Required<ImageSpec> {
-    const image = this.#templates.get(templateId);
-    if (image === undefined) {
-      throw new AenvError('TEMPLATE_NOT_FOUND', `template '${templateId}' has no disk image`, {
-        fields: { [LOG_FIELDS.templateId]: templateId },
-      });
-    }
-    return image;
-  }
-
-  async open(request: DiskRequest): Promise<EngineDisk> {
-    return this.openImage({
-      name: request.sandboxId,
-      image: this.templateImage(request.templateId),
-      upperDir: join(request.dir, UPPER_DIR_NAME),
-    });
   }
 
   /**

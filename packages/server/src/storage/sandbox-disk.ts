@@ -41,21 +41,22 @@ export interface SandboxDisk {
   close(): Promise<void>;
 }
 
-/** What a launcher asks for. */
-export interface DiskRequest {
-  readonly sandboxId: string;
-  readonly templateId: string;
-  /** The sandbox's state directory (the upper goes there). */
-  readonly dir: string;
+/** What a launcher asks for: an image served with a fresh upper. */
+export interface OpenImageRequest {
+  /** Export name: the sandbox id (`[A-Za-z0-9._-]`, at most 64 characters). */
+  readonly name: string;
+  readonly image: ImageSpec;
+  /** Directory of the new upper; must not hold one yet. */
+  readonly upperDir: string;
 }
 
 /** Where sandboxes' rootfs disks come from. */
 export interface SandboxDisks {
   /**
-   * Serves a fresh disk of the template's image for one sandbox.
-   * @throws {AenvError} `TEMPLATE_NOT_FOUND`, `SBX_DISK_FAILED`, `BLOB_STORE_UNAVAILABLE`.
+   * Serves `image` with a fresh upper for one sandbox.
+   * @throws {AenvError} `SBX_DISK_FAILED`, `BLOB_STORE_UNAVAILABLE`, `STORAGE_NO_SPACE`.
    */
-  open(request: DiskRequest): Promise<SandboxDisk>;
+  openImage(request: OpenImageRequest): Promise<SandboxDisk>;
 }
 
 /** What an {@link EngineDisk} is made of. */

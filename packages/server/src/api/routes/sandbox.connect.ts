@@ -1,8 +1,9 @@
 /**
  * `POST /sandboxes/{id}/connect` (v1, `timeout` required) and
- * `POST /v2/sandboxes/{id}/connect` (v2, all optional): for a running
- * sandbox, extend its TTL if the new one reaches further and answer 200
- * `Sandbox`. (Resuming paused sandboxes, answered 201, comes with pause.)
+ * `POST /v2/sandboxes/{id}/connect` (v2, all optional): a running sandbox
+ * gets its TTL extended if the new one reaches further (200 `Sandbox`); a
+ * paused one is resumed (201 `Sandbox`). Also `POST /sandboxes/{id}/resume`
+ * of the 2.0–2.5 SDKs (body `{timeout}`; 409 when not paused).
  *
  * @module
  */
@@ -21,10 +22,19 @@ export function connectSandbox(api: ApiContext, version: 'v1' | 'v2') {
       version === 'v1'
         ? requiredInteger(body, 'timeout', 0, max)
         : optionalInteger(body, 'timeout', 0, max);
-    const record = api.orchestrator.connect(
-      ctx.params.id ?? '',
-      timeout ?? (version === 'v2' ? 300 : undefined),
-    );
-    return { status: 200, body: toSandboxView(record, api.domain) };
+    // v2's timeout defaults to 300 s (E2B's ConnectSandboxV2); connect never shortens a TTL.
+    const seconds = timeout ?? (version === 'v2' ? 300 : undefined);
+    const { record, resumed } = await api.orchestrator.connect(ctx.params.id ?? '', seconds);
+    return { status: resumed ? 201 : 200, body: toSandboxView(record, api.domain) };
+  };
+}
+
+/** The legacy resume handler. */
+export function resumeSandbox(api: ApiContext) {
+  return async (ctx: RouteContext): Promise<Reply> => {
+    const body = await readJsonBody(ctx.req);
+    const timeout = optionalInteger(body, 'timeout', 0, api.maxTimeoutSeconds);
+    const record = await api.orchestrator.resume(ctx.params.id ?? '', timeout);
+    return { status: 201, body: toSandboxView(record, api.domain) };
   };
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { parseSandboxNetwork } from '@aenv/network';
+import { parseLifecycle } from '../../orchestrator/lifecycle-settings.js';
 import type { CreateSandboxRequest } from '../../orchestrator/sandbox.js';
 import type { ApiContext } from '../api-context.js';
 import { optionalBoolean, optionalInteger, optionalStringMap, requiredString } from '../fields.js';
@@ -20,9 +21,9 @@ export const DEFAULT_TIMEOUT_SECONDS = { v1: 15, v2: 300 } as const;
 export function parseCreateBody(
   body: Readonly<Record<string, unknown>>,
   version: 'v1' | 'v2',
-  maxTimeoutSeconds: number,
+  api: Pick<ApiContext, 'maxTimeoutSeconds' | 'defaultOnTimeout'>,
 ): CreateSandboxRequest {
-  const timeout = optionalInteger(body, 'timeout', 0, maxTimeoutSeconds);
+  const timeout = optionalInteger(body, 'timeout', 0, api.maxTimeoutSeconds);
   return {
     templateId: requiredString(body, 'templateID'),
     timeoutSeconds: timeout ?? DEFAULT_TIMEOUT_SECONDS[version],
@@ -30,13 +31,14 @@ export function parseCreateBody(
     envVars: optionalStringMap(body, 'envVars') ?? {},
     secure: optionalBoolean(body, 'secure') ?? false,
     network: parseSandboxNetwork(body),
+    lifecycle: parseLifecycle(body, api.defaultOnTimeout),
   };
 }
 
 /** The create handler for one API version. */
 export function createSandbox(api: ApiContext, version: 'v1' | 'v2') {
   return async (ctx: RouteContext): Promise<Reply> => {
-    const req = parseCreateBody(await readJsonBody(ctx.req), version, api.maxTimeoutSeconds);
+    const req = parseCreateBody(await readJsonBody(ctx.req), version, api);
     const record = await api.orchestrator.create(req);
     return { status: 201, body: toSandboxView(record, api.domain) };
   };

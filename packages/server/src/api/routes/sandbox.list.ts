@@ -12,7 +12,11 @@ import { queryInteger } from '../fields.js';
 import type { Reply, RouteContext } from '../router.js';
 import { toListedView } from '../sandbox-view.js';
 
-const STATES: Readonly<Record<string, SandboxState[]>> = { running: ['running'], paused: [] };
+/** E2B states → the internal states they show. */
+const STATES: Readonly<Record<string, SandboxState[]>> = {
+  running: ['running', 'resuming', 'snapshotting', 'forking', 'failed'],
+  paused: ['paused', 'pausing'],
+};
 
 /** Parses the `metadata` query value: `k=v&k2=v2` with each part percent-encoded. */
 export function parseMetadataQuery(value: string | null): Record<string, string> | undefined {
@@ -83,7 +87,7 @@ export function listSandboxesV2(api: ApiContext) {
       });
     }
     const records = api.orchestrator.list({
-      states: parseStates(q.get('state')) ?? ['running'],
+      states: parseStates(q.get('state')),
       metadata: parseMetadataQuery(q.get('metadata')),
       templateId: q.get('template') ?? undefined,
       startedAfter: parseDate(q.get('startedAfter'), 'startedAfter'),
@@ -98,7 +102,7 @@ export function listSandboxesV2(api: ApiContext) {
 export function listSandboxesV1(api: ApiContext) {
   return (ctx: RouteContext): Reply => {
     const records = api.orchestrator.list({
-      states: ['running'],
+      states: STATES.running,
       metadata: parseMetadataQuery(ctx.query.get('metadata')),
     });
     return { status: 200, body: records.map(toListedView) };

@@ -1,0 +1,30 @@
+/**
+ * The orchestrator's live state for one sandbox: its record, its operation
+ * queue, its machine while it runs, its TTL timer, and the abort controller
+ * of a start in progress.
+ *
+ * @module
+ */
+import type { LaunchedSandbox } from './launcher.js';
+import { OperationQueue } from './operation-queue.js';
+import type { SandboxRecord } from './sandbox.js';
+
+/** One sandbox, live. */
+export class SandboxEntry {
+  readonly record: SandboxRecord;
+  readonly queue = new OperationQueue();
+  machine: LaunchedSandbox | undefined;
+  ttl: NodeJS.Timeout | undefined;
+  /** Aborts the machine start in progress (create or resume). */
+  starting: AbortController | undefined;
+  /** Set once a kill has been asked for: later operations refuse to start. */
+  killRequested = false;
+
+  constructor(record: SandboxRecord) {
+    this.record = record;
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+}

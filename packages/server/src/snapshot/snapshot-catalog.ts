@@ -1,0 +1,108 @@
+/**
+ * The node's snapshots: records in the node store, VMM directories under
+ * `$AENV_HOME/snapshots/<id>`. A snapshot is deleted only when nothing
+ * references it any more: no sandbox (paused in it, or running from it), no
+ * template, and no other snapshot whose VMM manifest names it as a parent.
+ * (Disk layers are reference-counted with the blob store's GC later.)
+ *
+ * @module
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { AenvError, newId } from '@aenv/shared';
+import type { DocTable } from '../store/node-store.js';
+import type { SnapshotRecord } from './snapshot-record.js';
+
+/** Who else may hold a snapshot. */
+export type SnapshotReferences = (snapshotId: string) => boolean;
+
+/** Records and directories of the node's snapshots. */
+export class SnapshotCatalog {
+  readonly #table: DocTable<SnapshotRecord>;
+  readonly #root: string;
+
+  constructor(table: DocTable<SnapshotRecord>, root: string) {
+    this.#table = table;
+    this.#root = root;
+  }
+
+  /** A fresh id and the directory its VMM state goes to (not created). */
+  allocate(): { id: string; dir: string } {
+    const id = newId();
+    return { id, dir: join(this.#root, id) };
+  }
+
+  /** Records a snapshot (durable when this returns). */
+  add(record: SnapshotRecord): void {
+    this.#table.put(record);
+  }
+
+  /** A snapshot by id, or undefined. */
+  find(id: string): SnapshotRecord | undefined {
+    return this.#table.get(id);
+  }
+
+  /**
+   * A snapshot by id.
+   * @throws {AenvError} `SNAPSHOT_NOT_FOUND`.
+   */
+  get(id: string): SnapshotRecord {
+    const r = this.find(id);
+    if (r === undefined) {
+      throw new AenvError('SNAPSHOT_NOT_FOUND', `snapshot ${id} not found`, {
+        fields: { snapshotId: id },
+      });
+    }
+    return r;
+  }
+
+  /** Every snapshot, oldest first. */
+  list(): SnapshotRecord[] {
+    return this.#table.all();
+  }
+
+  /**
+   * Deletes a snapshot and its directory unless something still references
+   * it; returns whether it was deleted.
+   */
+  async release(id: string, references: SnapshotReferences): Promise<boolean> {
+    const record = this.find(id);
+    if (record === undefined) return false;
+    if (references(id) || (await this.#isParent(record))) return false;
+    this.#table.delete(id);
+    if (record.dir !== undefined) await rm(record.dir, { recursive: true, force: true });
+    return true;
+  }
+
+  /** Whether another snapshot's VMM manifest names this one's directory as a parent. */
+  async #isParent(record: SnapshotRecord): Promise<boolean> {
+    if (record.dir === undefined) return false;
+    const target = resolve(record.dir);
+    for (const other of this.list()) {
+      if (other.id === record.id || other.dir === undefined) continue;
+      const parents = await manifestParents(other.dir);
+      if (parents.some((p) => resolve(other.dir as string, p) === target)) return true;
+    }
+    return false;
+  }
+}
+
+/** The parent directories a VMM manifest lists (none for self-contained snapshots). */
+async function manifestParents(dir: string): Promise<string[]> {
+  try {
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as {
+      parents?: unknown;
+    };
+    const parents = manifest.parents;
+    if (!Array.isArray(parents)) return [];
+    return parents.flatMap((p: unknown) => {
+      if (typeof p === 'string') return [p];
+      if (typeof p === 'object' && p !== null && typeof (p as { dir?: unknown }).dir === 'string') {
+        return [(p as { dir: string }).dir];
+      }
+      return [];
+    });
+  } catch {
+    return [];
+  }
+}

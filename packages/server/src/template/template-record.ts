@@ -1,0 +1,23 @@
+/**
+ * A template as the node records it: a name for a snapshot that sandboxes
+ * are created from (a restore, not a boot), plus the resources they get.
+ *
+ * @module
+ */
+
+/** One template. */
+export interface TemplateRecord {
+  readonly id: string;
+  readonly alias: string | undefined;
+  /** The snapshot sandboxes are restored from. */
+  readonly snapshotId: string;
+  readonly vcpus: number;
+  readonly memoryMiB: number;
+  readonly diskSizeMiB: number;
+  /**
+   * What the template was built from (kernel, initramfs, tools and base image
+   * digests, machine shape, driver); a different key means rebuild.
+   */
+  readonly buildKey: string;
+  readonly createdAt: string;
+}
