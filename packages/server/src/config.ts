@@ -65,6 +65,13 @@ export const nodeConfigSchema = {
       min: 1,
       doc: 'Longest TTL a client may ask for, seconds.',
     }),
+    metricsIntervalSeconds: field.integer({
+      default: 15,
+      min: 0,
+      max: 3600,
+      env: 'AENV_SANDBOX_METRICS_INTERVAL',
+      doc: 'How often each running sandbox is sampled for GET /sandboxes/{id}/metrics (0: on demand only).',
+    }),
     envdReadyTimeoutMs: field.integer({
       default: 60000,
       min: 1000,

@@ -18,6 +18,7 @@ import { routeTable } from './api/route-table.js';
 import type { NodeConfig } from './config.js';
 import { errorFields, type Logger } from './log.js';
 import { NodeMetrics } from './metrics/node-metrics.js';
+import { SandboxMetricsSampler } from './metrics/sandbox-metrics-sampler.js';
 import type { SandboxLauncher } from './orchestrator/launcher.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { SandboxProxy } from './proxy/sandbox-proxy.js';
@@ -75,11 +76,14 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
   holder.orchestrator = orchestrator;
   const toResume = await orchestrator.recover();
   const o = orchestrator;
+  const sandboxMetrics = new SandboxMetricsSampler(o, config.sandbox.metricsIntervalSeconds * 1000);
+  sandboxMetrics.start();
   const proxy = new SandboxProxy((id, port) => o.addressForTraffic(id, port));
   const domain = config.api.domain ?? null;
   const routes = routeTable({
     orchestrator: o,
     metrics,
+    sandboxMetrics,
     domain,
     maxTimeoutSeconds: config.sandbox.maxTimeoutSeconds,
     defaultOnTimeout: config.lifecycle.defaultOnTimeout,
@@ -101,6 +105,7 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
     state,
     close: () =>
       (closing ??= (async () => {
+        sandboxMetrics.stop();
         await o.close({ pauseRunning: config.lifecycle.pauseOnShutdown });
         await api.close();
         proxy.close();

@@ -194,6 +194,28 @@ describe('lifecycle (stand-in launcher)', () => {
     }
   });
 
+  it('answers E2B sandbox metrics sampled from envd', async () => {
+    const node = await startStandInNode(newHome(), new StandInLauncher());
+    const { call, create } = client(node);
+    try {
+      const id = await create();
+      const res = await call('GET', `/sandboxes/${id}/metrics`);
+      assert.equal(res.status, 200);
+      assert.equal(res.json.length, 1);
+      const [m] = res.json;
+      assert.equal(m.cpuCount, 2);
+      assert.equal(m.cpuUsedPct, 12.5);
+      assert.equal(m.memTotal, 512 << 20);
+      assert.equal(m.diskTotal, 0);
+      assert.equal(typeof m.timestamp, 'string');
+      const none = await call('GET', `/sandboxes/${id}/metrics?start=${m.timestampUnix + 100}`);
+      assert.deepEqual(none.json, []);
+      assert.equal((await call('GET', '/sandboxes/nope/metrics')).status, 404);
+    } finally {
+      await node.close();
+    }
+  });
+
   it('exports per-stage latency histograms and sandbox counts on /metrics', async () => {
     const node = await startStandInNode(newHome(), new StandInLauncher());
     const { call, create } = client(node);

@@ -139,6 +139,10 @@ function createGuestServer(kv: Map<string, string>): Server {
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     if (url === '/health') return void res.writeHead(204).end();
+    if (url === '/metrics') {
+      const m = { ts: Math.floor(Date.now() / 1000), cpu_count: 2, cpu_used_pct: 12.5 };
+      return void res.end(JSON.stringify({ ...m, mem_total: 512 << 20, mem_used: 100 << 20 }));
+    }
     if (url.startsWith('/kv/')) return void handleKv(kv, url.slice(4), req, res);
     if (url === '/stream') {
       // A first chunk at once, the second later: a buffering proxy fails the test.

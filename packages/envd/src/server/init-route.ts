@@ -112,10 +112,8 @@ function runWithInput(
   });
 }
 
-/** Sets the system clock with `date` (envd has no other way from Node). */
-async function setSystemClock(ctx: EnvdContext, iso: string): Promise<void> {
-  const ms = Date.parse(iso);
-  if (Math.abs(ms - Date.now()) < 50) return;
+/** Sets the system clock with `date` (when there is no envd-entropy helper). */
+async function setSystemClock(ctx: EnvdContext, ms: number): Promise<void> {
   try {
     const { code, stderr } = await runWithInput('date', ['-u', '-s', `@${(ms / 1000).toFixed(3)}`]);
     if (code !== 0) ctx.logger.log('warn', 'cannot set the clock', { exitCode: code, stderr });
@@ -124,14 +122,24 @@ async function setSystemClock(ctx: EnvdContext, iso: string): Promise<void> {
   }
 }
 
-/** Mixes host entropy into the kernel RNG (see the module comment). */
-async function mixEntropy(ctx: EnvdContext, bytes: Buffer): Promise<void> {
+/**
+ * Mixes host entropy into the kernel RNG (see the module comment) and, when
+ * `clockMs` is given, sets the clock in the same helper process.
+ */
+async function mixEntropy(
+  ctx: EnvdContext,
+  bytes: Buffer | undefined,
+  clockMs: number | undefined,
+): Promise<void> {
   if (ctx.entropyHelper === undefined) {
+    if (clockMs !== undefined) await setSystemClock(ctx, clockMs);
+    if (bytes === undefined) return;
     await writeFile('/dev/urandom', bytes);
     ctx.logger.log('warn', 'no envd-entropy helper: entropy mixed in, the RNG reseeds later');
     return;
   }
-  const result = await runWithInput(ctx.entropyHelper, [], bytes).catch((err: unknown) => ({
+  const args = clockMs === undefined ? [] : ['--time', String(Math.round(clockMs))];
+  const result = await runWithInput(ctx.entropyHelper, args, bytes).catch((err: unknown) => ({
     code: null,
     stderr: (err as Error).message,
   }));
@@ -147,7 +155,12 @@ async function mixEntropy(ctx: EnvdContext, bytes: Buffer): Promise<void> {
  * @throws {AenvError} `INTERNAL` when the entropy helper fails.
  */
 export async function applyInit(ctx: EnvdContext, body: InitBody): Promise<void> {
-  if (body.entropy !== undefined) await mixEntropy(ctx, body.entropy);
+  const wanted = body.timestamp !== undefined && ctx.setClock ? Date.parse(body.timestamp) : NaN;
+  // A clock already within 50 ms is left alone.
+  const clockMs = Math.abs(wanted - Date.now()) >= 50 ? wanted : undefined;
+  if (body.entropy !== undefined || clockMs !== undefined) {
+    await mixEntropy(ctx, body.entropy, clockMs);
+  }
   const state = ctx.state;
   for (const [key, value] of Object.entries(body.envVars ?? {})) state.envVars.set(key, value);
   if (body.accessToken !== undefined)
@@ -156,5 +169,4 @@ export async function applyInit(ctx: EnvdContext, body: InitBody): Promise<void>
     state.defaultUser = body.defaultUser;
   if (body.defaultWorkdir !== undefined && body.defaultWorkdir !== '')
     state.defaultWorkdir = body.defaultWorkdir;
-  if (body.timestamp !== undefined && ctx.setClock) await setSystemClock(ctx, body.timestamp);
 }

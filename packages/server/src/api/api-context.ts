@@ -5,12 +5,15 @@
  * @module
  */
 import type { NodeMetrics } from '../metrics/node-metrics.js';
+import type { SandboxMetricsSampler } from '../metrics/sandbox-metrics-sampler.js';
 import type { Orchestrator } from '../orchestrator/orchestrator.js';
 
 /** Dependencies of the route handlers. */
 export interface ApiContext {
   readonly orchestrator: Orchestrator;
   readonly metrics: NodeMetrics;
+  /** Per-sandbox resource samples from envd. */
+  readonly sandboxMetrics: SandboxMetricsSampler;
   /** Domain returned to SDKs for `{port}-{id}.{domain}` hosts; null = the client's default. */
   readonly domain: string | null;
   /** Longest TTL a client may ask for, in seconds. */

@@ -12,6 +12,7 @@ import { createSandbox } from './routes/sandbox.create.js';
 import { getSandbox } from './routes/sandbox.get.js';
 import { killSandbox } from './routes/sandbox.kill.js';
 import { listSandboxesV1, listSandboxesV2 } from './routes/sandbox.list.js';
+import { getSandboxMetrics } from './routes/sandbox.metrics.js';
 import { updateSandboxNetwork } from './routes/sandbox.network.js';
 import { pauseSandbox } from './routes/sandbox.pause.js';
 import { refreshSandbox } from './routes/sandbox.refreshes.js';
@@ -35,5 +36,10 @@ export function routeTable(api: ApiContext): Route[] {
     { method: 'POST', path: '/sandboxes/:id/resume', handler: resumeSandbox(api) },
     { method: 'POST', path: '/sandboxes/:id/pause', handler: pauseSandbox(api) },
     { method: 'POST', path: '/sandboxes/:id/refreshes', handler: refreshSandbox(api) },
+    {
+      method: 'GET',
+      path: '/sandboxes/:id/metrics',
+      handler: getSandboxMetrics(api.sandboxMetrics),
+    },
   ];
 }

@@ -124,3 +124,24 @@ export async function initEnvd(addr: GuestAddress, init: EnvdInit): Promise<void
     );
   }
 }
+
+/**
+ * Reads envd's `GET /metrics` (cpu, memory, disk of the guest).
+ * @throws {AenvError} `SBX_ENVD_FAILED` when envd refuses or cannot be reached.
+ */
+export async function envdMetrics(
+  addr: GuestAddress,
+  token: string | undefined,
+): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = token === undefined ? {} : { 'x-access-token': token };
+  let res: Answer;
+  try {
+    res = await exchange(addr, 'GET', '/metrics', { headers, timeoutMs: 5000 });
+  } catch (err) {
+    throw new AenvError('SBX_ENVD_FAILED', 'envd /metrics could not be reached', { cause: err });
+  }
+  if (res.status !== 200) {
+    throw new AenvError('SBX_ENVD_FAILED', `envd /metrics answered ${res.status}`);
+  }
+  return JSON.parse(res.body) as Record<string, unknown>;
+}
