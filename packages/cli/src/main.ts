@@ -1,45 +1,32 @@
 #!/usr/bin/env node
 /**
- * The `aenv` command's entry point: picks the subcommand and reports
- * failures as one line with a stable code.
+ * The `aenv` command's entry point: runs the command line with this
+ * process's streams and exits with its status.
  *
  * @module
  */
-import { reportError, UsageError } from './cli-error.js';
-import { debugCommand } from './commands/debug.js';
-import { serverCommand } from './commands/server.js';
+import { runCli } from './cli.js';
 
-const USAGE = `Usage: aenv <command> [options]
+const io = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+  cwd: process.cwd(),
+  onResize: (listener: () => void): (() => void) => {
+    process.stdout.on('resize', listener);
+    return () => void process.stdout.off('resize', listener);
+  },
+};
 
-Commands:
-  server     Run a node: the API on 127.0.0.1:8000 and its sandboxes.
-  debug      Look inside a node's state (aenv debug layer inspect <digest>).
-
-Run 'aenv <command> --help' for a command's options.
-`;
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case undefined:
-    case '-h':
-    case '--help':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    case 'server':
-      return serverCommand(rest);
-    case 'debug':
-      return debugCommand(rest);
-    default:
-      throw new UsageError(`unknown command '${command}'`);
-  }
-}
-
-main(process.argv.slice(2)).then(
+runCli(process.argv.slice(2), io).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.exitCode = reportError(err, (s) => process.stderr.write(s));
+    process.stderr.write(
+      `aenv: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exitCode = 1;
   },
 );

@@ -65,6 +65,13 @@ export const nodeConfigSchema = {
       min: 1,
       doc: 'Longest TTL a client may ask for, seconds.',
     }),
+    maxForkCount: field.integer({
+      default: 32,
+      min: 1,
+      max: 100,
+      env: 'AENV_MAX_FORK_COUNT',
+      doc: 'Most children one fork (or sandboxes one batch create) may ask for on this node (E2B allows up to 100).',
+    }),
     metricsIntervalSeconds: field.integer({
       default: 15,
       min: 0,
@@ -94,6 +101,20 @@ export const nodeConfigSchema = {
       default: true,
       env: 'AENV_RESUME_ON_START',
       doc: 'At start, resume the sandboxes the last clean shutdown paused.',
+    }),
+  },
+  gc: {
+    layers: field.boolean({
+      default: true,
+      env: 'AENV_LAYER_GC',
+      doc: 'Delete disk layers nothing references any more. Turn off when several nodes share one blob store.',
+    }),
+    protectSeconds: field.integer({
+      default: 600,
+      min: 0,
+      max: 86400,
+      env: 'AENV_LAYER_GC_PROTECT_SECONDS',
+      doc: 'Layers this node wrote within this many seconds are never collected (covers a seal in flight).',
     }),
   },
   artifacts: {

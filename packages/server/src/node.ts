@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { LOG_FIELDS } from '@aenv/shared';
 import { ApiKeys } from './api/api-keys.js';
 import { startApiServer } from './api/api-server.js';
+import { IdempotencyCache } from './api/idempotency.js';
 import { routeTable } from './api/route-table.js';
 import type { NodeConfig } from './config.js';
 import { errorFields, type Logger } from './log.js';
@@ -72,6 +73,7 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
     envdVersion: options.envdVersion,
     maxSandboxes: config.sandbox.maxSandboxes,
     envdReadyTimeoutMs: config.sandbox.envdReadyTimeoutMs,
+    maxForkCount: config.sandbox.maxForkCount,
   });
   holder.orchestrator = orchestrator;
   const toResume = await orchestrator.recover();
@@ -82,14 +84,16 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
   const domain = config.api.domain ?? null;
   const routes = routeTable({
     orchestrator: o,
+    templates: state.templates,
     metrics,
     sandboxMetrics,
     domain,
     maxTimeoutSeconds: config.sandbox.maxTimeoutSeconds,
     defaultOnTimeout: config.lifecycle.defaultOnTimeout,
+    home: config.home,
   });
   const api = await startApiServer(
-    { routes, keys, proxy, domain, logger },
+    { routes, keys, proxy, domain, logger, idempotency: new IdempotencyCache(state.db) },
     config.api.host,
     config.api.port,
   );

@@ -12,14 +12,15 @@ import { join } from 'node:path';
 import { prepareGuestArtifacts, type GuestArtifacts, type ProgressListener } from '@aenv/guest';
 import { SlotManager } from '@aenv/network';
 import { Cleanup, LOG_FIELDS } from '@aenv/shared';
-import { resolveStorageSettings, type ImageSpec } from '@aenv/storage';
+import { createBlobStore, resolveStorageSettings, type ImageSpec } from '@aenv/storage';
 import { createVmmDriver, type VmmDriver } from '@aenv/vmm';
 import type { NodeConfig } from './config.js';
 import { errorFields, type Logger } from './log.js';
 import { startNode, type RunningNode } from './node.js';
 import { removeLeftoverSandboxes } from './orchestrator/leftover-sandboxes.js';
 import { MicroVmLauncher } from './orchestrator/microvm-launcher.js';
-import { openNodeState } from './store/node-state.js';
+import { openNodeState, type NodeState } from './store/node-state.js';
+import { LayerGc } from './storage/layer-gc.js';
 import { ensureBaseTemplate, type BaseTemplateInputs } from './template/base-template.js';
 import { NodeStorage } from './storage/node-storage.js';
 import { logStorageEvents } from './storage/storage-log.js';
@@ -36,6 +37,8 @@ export interface ServeNodeOptions {
 export interface ServedNode extends RunningNode {
   /** The storage engine: template images, sandbox disks (seal), NBD and cache counters. */
   readonly storage: NodeStorage;
+  /** Layer garbage collection, when on. */
+  readonly gc: LayerGc | undefined;
 }
 
 /** Brings a node up on microVMs. */
@@ -86,6 +89,8 @@ export async function serveNode(options: ServeNodeOptions): Promise<ServedNode> 
       logger,
     });
   }
+  const gc = startLayerGc(config, storage, state, logger);
+  cleanup.add('stop layer gc', () => gc?.stop());
   const node = await startNode({
     config,
     logger,
@@ -102,6 +107,7 @@ export async function serveNode(options: ServeNodeOptions): Promise<ServedNode> 
   return {
     ...node,
     storage,
+    gc,
     // The node kills its sandboxes (closing their disks) and closes the
     // launcher (the slots); the storage engine goes last.
     close: () =>
@@ -162,4 +168,24 @@ function baseTemplateInputs(
       mode: driver.mode,
     },
   };
+}
+
+/** Starts layer garbage collection (unless configured off), and a first collection. */
+function startLayerGc(
+  config: NodeConfig,
+  storage: NodeStorage,
+  state: NodeState,
+  logger: Logger,
+): LayerGc | undefined {
+  if (!config.gc.layers) return undefined;
+  const gc = new LayerGc({
+    store: createBlobStore(storage.settings.store),
+    references: () => new Set([...state.snapshots.layers(), ...storage.openLayers()]),
+    recent: () => storage.writtenWithin(config.gc.protectSeconds * 1000),
+    onCollected: (deleted) => logger.info('unreferenced layers deleted', { count: deleted.length }),
+    onError: (err) => logger.warn('layer collection failed', errorFields(err)),
+  });
+  state.snapshots.onDelete(() => gc.schedule());
+  gc.schedule();
+  return gc;
 }

@@ -98,6 +98,12 @@ export class StandInLauncher implements SandboxLauncher {
         return Promise.resolve();
       },
       exited,
+      checkpoint: async (dir) => {
+        await mkdir(dir, { recursive: true });
+        await writeFile(join(dir, 'state.json'), JSON.stringify([...kv]));
+        const image = sourceImage(spec);
+        return { dir, image: { virtualSize: image.virtualSize, layers: [...image.layers] } };
+      },
       suspend: async (options) => {
         if (this.failNextSuspend) {
           this.failNextSuspend = false;

@@ -126,10 +126,13 @@ export const ERROR_CODES = {
   SBX_KILLED: { category: 'Conflict' },
   SBX_NOT_FOUND: { category: 'NotFound' },
   SBX_PAUSE_FAILED: { category: 'Internal' },
+  SBX_SNAPSHOT_FAILED: { category: 'Internal' },
   SBX_START_FAILED: { category: 'Internal' },
   SBX_START_TIMEOUT: { category: 'Unavailable' },
+  SNAPSHOT_NAME_TAKEN: { category: 'AlreadyExists' },
   SNAPSHOT_NOT_FOUND: { category: 'NotFound' },
   TEMPLATE_NOT_FOUND: { category: 'NotFound' },
+  TEMPLATE_PROTECTED: { category: 'FailedPrecondition' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 /** A stable error code: one key of {@link ERROR_CODES}. */

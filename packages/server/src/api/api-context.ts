@@ -7,10 +7,12 @@
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { SandboxMetricsSampler } from '../metrics/sandbox-metrics-sampler.js';
 import type { Orchestrator } from '../orchestrator/orchestrator.js';
+import type { TemplateCatalog } from '../template/template-catalog.js';
 
 /** Dependencies of the route handlers. */
 export interface ApiContext {
   readonly orchestrator: Orchestrator;
+  readonly templates: TemplateCatalog;
   readonly metrics: NodeMetrics;
   /** Per-sandbox resource samples from envd. */
   readonly sandboxMetrics: SandboxMetricsSampler;
@@ -20,4 +22,6 @@ export interface ApiContext {
   readonly maxTimeoutSeconds: number;
   /** What a TTL expiry does when a create does not say. */
   readonly defaultOnTimeout: 'pause' | 'kill';
+  /** `$AENV_HOME`: sandbox directories (console logs) are under `sandboxes/<id>/`. */
+  readonly home: string;
 }

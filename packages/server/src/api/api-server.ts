@@ -18,6 +18,7 @@ import { errorFields, type Logger } from '../log.js';
 import { proxyTargetOf } from '../proxy/proxy-target.js';
 import type { SandboxProxy } from '../proxy/sandbox-proxy.js';
 import type { ApiKeys } from './api-keys.js';
+import type { IdempotencyCache } from './idempotency.js';
 import { sendEmpty, sendError, sendJson } from './http-io.js';
 import { matchRoute, type Reply, type Route } from './router.js';
 
@@ -28,6 +29,7 @@ export interface ApiServerOptions {
   readonly proxy: SandboxProxy;
   readonly domain: string | null;
   readonly logger: Logger;
+  readonly idempotency: IdempotencyCache;
 }
 
 /** A listening API server. */
@@ -87,7 +89,14 @@ async function handleRequest(
     if (match === undefined) {
       throw new AenvError('API_ROUTE_NOT_FOUND', `no route ${req.method ?? ''} ${url.pathname}`);
     }
-    const reply = await match.route.handler({ req, params: match.params, query: url.searchParams });
+    const ctx = { req, params: match.params, query: url.searchParams };
+    const key = req.headers['idempotency-key'];
+    const reply =
+      match.route.idempotent === true && typeof key === 'string'
+        ? await options.idempotency.run(key, `${req.method ?? ''} ${url.pathname}`, () =>
+            Promise.resolve(match.route.handler(ctx)),
+          )
+        : await match.route.handler(ctx);
     status = writeReply(res, reply);
   } catch (err) {
     status = sendError(res, err);

@@ -7,11 +7,21 @@ import type { ApiContext } from './api-context.js';
 import type { Route } from './router.js';
 import { health } from './routes/health.js';
 import { nodeMetrics } from './routes/node.metrics.js';
+import { openApi } from './routes/openapi.js';
+import { listTemplates } from './routes/template.list.js';
+import {
+  createSnapshot,
+  deleteSnapshot,
+  getSnapshot,
+  listSnapshots,
+} from './routes/snapshot.routes.js';
 import { connectSandbox, resumeSandbox } from './routes/sandbox.connect.js';
+import { forkSandbox } from './routes/sandbox.fork.js';
 import { createSandbox } from './routes/sandbox.create.js';
 import { getSandbox } from './routes/sandbox.get.js';
 import { killSandbox } from './routes/sandbox.kill.js';
 import { listSandboxesV1, listSandboxesV2 } from './routes/sandbox.list.js';
+import { getSandboxLogs } from './routes/sandbox.logs.js';
 import { getSandboxMetrics } from './routes/sandbox.metrics.js';
 import { updateSandboxNetwork } from './routes/sandbox.network.js';
 import { pauseSandbox } from './routes/sandbox.pause.js';
@@ -23,8 +33,9 @@ export function routeTable(api: ApiContext): Route[] {
   return [
     { method: 'GET', path: '/health', handler: health, public: true },
     { method: 'GET', path: '/metrics', handler: nodeMetrics(api), public: true },
-    { method: 'POST', path: '/sandboxes', handler: createSandbox(api, 'v1') },
-    { method: 'POST', path: '/v2/sandboxes', handler: createSandbox(api, 'v2') },
+    { method: 'GET', path: '/openapi.json', handler: openApi(), public: true },
+    { method: 'POST', path: '/sandboxes', handler: createSandbox(api, 'v1'), idempotent: true },
+    { method: 'POST', path: '/v2/sandboxes', handler: createSandbox(api, 'v2'), idempotent: true },
     { method: 'GET', path: '/sandboxes', handler: listSandboxesV1(api) },
     { method: 'GET', path: '/v2/sandboxes', handler: listSandboxesV2(api) },
     { method: 'GET', path: '/sandboxes/:id', handler: getSandbox(api) },
@@ -36,6 +47,14 @@ export function routeTable(api: ApiContext): Route[] {
     { method: 'POST', path: '/sandboxes/:id/resume', handler: resumeSandbox(api) },
     { method: 'POST', path: '/sandboxes/:id/pause', handler: pauseSandbox(api) },
     { method: 'POST', path: '/sandboxes/:id/refreshes', handler: refreshSandbox(api) },
+    { method: 'POST', path: '/sandboxes/:id/fork', handler: forkSandbox(api), idempotent: true },
+    { method: 'POST', path: '/sandboxes/:id/snapshots', handler: createSnapshot(api) },
+    { method: 'GET', path: '/snapshots', handler: listSnapshots(api) },
+    { method: 'GET', path: '/snapshots/:id', handler: getSnapshot(api) },
+    { method: 'DELETE', path: '/snapshots/:id', handler: deleteSnapshot(api) },
+    { method: 'GET', path: '/templates', handler: listTemplates(api.templates) },
+    { method: 'DELETE', path: '/templates/:id', handler: deleteSnapshot(api) },
+    { method: 'GET', path: '/sandboxes/:id/logs', handler: getSandboxLogs(api) },
     {
       method: 'GET',
       path: '/sandboxes/:id/metrics',

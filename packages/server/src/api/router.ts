@@ -34,6 +34,8 @@ export interface Route {
   readonly handler: (ctx: RouteContext) => Promise<Reply> | Reply;
   /** Reachable without an API key. */
   readonly public?: boolean;
+  /** Honours `Idempotency-Key` (creates and forks). */
+  readonly idempotent?: boolean;
 }
 
 /** A matched route with its path parameters. */

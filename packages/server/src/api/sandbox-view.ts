@@ -44,6 +44,10 @@ export interface SandboxDetailView extends ListedSandboxView {
   readonly allowInternetAccess: boolean;
   readonly network: E2bNetworkView;
   readonly lifecycle: { readonly onTimeout: 'pause' | 'kill'; readonly autoResume: boolean };
+  /** aenv: the sandbox this one was forked from. */
+  readonly parentSandboxID?: string;
+  /** aenv: the snapshots this sandbox descends from, oldest first. */
+  readonly lineage: readonly string[];
 }
 
 /** `Sandbox` for create/connect. */
@@ -87,5 +91,7 @@ export function toDetailView(r: SandboxRecord, domain: string | null): SandboxDe
     allowInternetAccess: r.network.egress.allowInternetAccess,
     network: toE2bNetwork(r.network),
     lifecycle: { onTimeout: r.lifecycle.onTimeout, autoResume: r.lifecycle.autoResume },
+    ...(r.parentId === undefined ? {} : { parentSandboxID: r.parentId }),
+    lineage: r.lineage,
   };
 }

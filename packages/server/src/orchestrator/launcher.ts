@@ -77,6 +77,13 @@ export interface LaunchedSandbox {
    * before the VMM is gone, the machine runs on as before.
    */
   suspend(options: SuspendOptions): Promise<MachineSnapshot>;
+  /**
+   * Captures the machine into a snapshot and lets it run on: guest paused
+   * for the capture only, memory and device state saved into `dir`, the
+   * disk sealed (the machine continues on a fresh upper). The snapshot is
+   * what forks and user snapshots restore from.
+   */
+  checkpoint(dir: string): Promise<MachineSnapshot>;
   /** Stops the machine and releases everything it held. Idempotent. */
   stop(): Promise<void>;
 }

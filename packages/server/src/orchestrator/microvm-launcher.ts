@@ -109,6 +109,7 @@ export class MicroVmLauncher implements SandboxLauncher {
       exited: unexpectedExit(vm),
       disk,
       suspend: (options) => suspend(vm, disk, owned, options),
+      checkpoint: (dir) => checkpoint(vm, disk, dir),
       stop: () => owned.run(),
     };
   }
@@ -182,6 +183,21 @@ async function suspend(
   }
   await owned.run();
   return { dir: options.keepMemory ? options.dir : undefined, image: sealed.image };
+}
+
+/**
+ * Pause → save (VM kept) → seal → resume. The guest is frozen only while
+ * its state is saved and the disk sealed; it resumes whatever happens.
+ */
+async function checkpoint(vm: Vm, disk: SandboxDisk, dir: string): Promise<MachineSnapshot> {
+  await vm.pause();
+  try {
+    await vm.snapshot({ dir, after: 'pause' });
+    const sealed = await disk.seal();
+    return { dir, image: sealed.image };
+  } finally {
+    if (vm.state === 'paused') await vm.resume();
+  }
 }
 
 /** Resolves only when the VM ends in a way nobody asked for. */

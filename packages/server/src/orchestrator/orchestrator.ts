@@ -13,7 +13,7 @@
  * @module
  */
 import type { EgressPolicy } from '@aenv/network';
-import { AenvError, LOG_FIELDS, newId, newToken, toAenvError } from '@aenv/shared';
+import { AenvError, LOG_FIELDS, toAenvError } from '@aenv/shared';
 import { errorFields, type Logger } from '../log.js';
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
@@ -21,9 +21,22 @@ import type { SnapshotRecord } from '../snapshot/snapshot-record.js';
 import type { DocTable } from '../store/node-store.js';
 import type { TemplateCatalog } from '../template/template-catalog.js';
 import type { LaunchSource, SandboxLauncher } from './launcher.js';
+import { deleteSnapshotOrTemplate } from '../snapshot/delete-snapshot.js';
 import { startMachine } from './machine-start.js';
+import { classifyRecords } from './recovery.js';
 import {
-  fromSandboxDoc,
+  assertAlive,
+  assertCount,
+  errorCode,
+  matchesFilter,
+  notFound,
+  settle,
+  sourceOf,
+  type ForkRequest,
+  type StartResult,
+} from './sandbox-helpers.js';
+import { newRecord, resolveSource, snapshotOf } from './sandbox-source.js';
+import {
   toSandboxDoc,
   type CreateSandboxRequest,
   type GuestAddress,
@@ -53,6 +66,8 @@ export interface OrchestratorOptions {
   readonly maxSandboxes: number;
   /** How long a start waits for envd to answer. */
   readonly envdReadyTimeoutMs: number;
+  /** Most children one fork (or sandboxes one batch create) may ask for. */
+  readonly maxForkCount: number;
 }
 
 /** Options of {@link Orchestrator.close}. */
@@ -86,15 +101,9 @@ export class Orchestrator {
    * @returns the ids of paused sandboxes that a shutdown paused (to resume).
    */
   async recover(): Promise<string[]> {
-    const toResume: string[] = [];
-    for (const doc of this.#o.sandboxes.all()) {
-      const record = fromSandboxDoc(doc);
-      const snapshot = record.pausedSnapshotId && this.#o.snapshots.find(record.pausedSnapshotId);
-      if (record.state === 'paused' && snapshot) {
-        this.#entries.set(record.id, new SandboxEntry(record));
-        if (record.resumeOnStart) toResume.push(record.id);
-        continue;
-      }
+    const { paused, lost } = classifyRecords(this.#o.sandboxes.all(), this.#o.snapshots);
+    for (const record of paused) this.#entries.set(record.id, new SandboxEntry(record));
+    for (const record of lost) {
       this.#o.logger.warn('sandbox lost with the previous node process', {
         [LOG_FIELDS.sandboxId]: record.id,
         state: record.state,
@@ -103,9 +112,9 @@ export class Orchestrator {
       await this.#releaseSnapshot(record.sourceSnapshotId);
     }
     for (const s of this.#o.snapshots.list()) {
-      if (s.kind === 'pause') await this.#releaseSnapshot(s.id);
+      if (s.kind === 'pause' || s.kind === 'fork') await this.#releaseSnapshot(s.id);
     }
-    return toResume;
+    return paused.filter((r) => r.resumeOnStart).map((r) => r.id);
   }
 
   /**
@@ -116,42 +125,91 @@ export class Orchestrator {
    */
   async create(req: CreateSandboxRequest): Promise<SandboxRecord> {
     this.#assertOpen();
-    const template = this.#o.templates.resolve(req.templateId);
-    const snapshot = this.#o.snapshots.get(template.snapshotId);
-    this.#assertCapacity();
-    const now = new Date();
-    const record: SandboxRecord = {
-      id: newId(),
-      templateId: template.id,
-      alias: template.alias,
-      metadata: { ...req.metadata },
-      envVars: { ...req.envVars },
-      vcpus: snapshot.vcpus,
-      memoryMiB: snapshot.memoryMiB,
-      diskSizeMiB: snapshot.diskSizeMiB,
-      envdVersion: this.#o.envdVersion,
-      envdAccessToken: req.secure ? newToken() : undefined,
-      network: req.network,
-      lifecycle: req.lifecycle,
-      startedAt: now,
-      endAt: now,
-      timeoutSeconds: req.timeoutSeconds,
-      state: 'creating',
-      pausedSnapshotId: undefined,
-      sourceSnapshotId: snapshot.id,
-      pausedAt: undefined,
-      resumeOnStart: false,
-      createTimings: {},
-    };
-    const entry = new SandboxEntry(record);
-    this.#entries.set(record.id, entry);
-    try {
-      await entry.queue.run(() => this.#startEntry(entry, sourceOf(snapshot), undefined, 'create'));
-    } catch (err) {
-      this.#entries.delete(record.id);
-      throw err;
+    const source = resolveSource(this.#o.templates, this.#o.snapshots, req.templateId);
+    return this.#startNew(newRecord(this.#o.envdVersion, req, source, undefined), source.snapshot);
+  }
+
+  /**
+   * Creates `count` sandboxes from one template at once (aenv's batch
+   * create); each succeeds or fails on its own.
+   * @throws {AenvError} `TEMPLATE_NOT_FOUND`, `INVALID_ARGUMENT` (count), `NODE_SHUTTING_DOWN`.
+   */
+  async createMany(req: CreateSandboxRequest, count: number): Promise<StartResult[]> {
+    this.#assertOpen();
+    assertCount(count, this.#o.maxForkCount);
+    const source = resolveSource(this.#o.templates, this.#o.snapshots, req.templateId);
+    return settle(count, () =>
+      this.#startNew(newRecord(this.#o.envdVersion, req, source, undefined), source.snapshot),
+    );
+  }
+
+  /**
+   * Captures a running sandbox into a named, immutable user snapshot; the
+   * sandbox is frozen only for the capture. Snapshots outlive their sandbox
+   * and are accepted as `templateID`.
+   * @throws {AenvError} `SBX_NOT_FOUND`, `SBX_INVALID_STATE`, `SNAPSHOT_NAME_TAKEN`.
+   */
+  async snapshot(id: string, name: string | undefined): Promise<SnapshotRecord> {
+    const entry = this.#visible(id);
+    if (
+      name !== undefined &&
+      this.#o.snapshots.list().some((s) => s.name === name && s.deleted !== true)
+    ) {
+      throw new AenvError('SNAPSHOT_NAME_TAKEN', `a snapshot named '${name}' exists already`, {
+        fields: { name },
+      });
     }
-    return record;
+    return entry.queue.run(() => this.#checkpoint(entry, 'user', name));
+  }
+
+  /**
+   * Forks a running sandbox: one checkpoint, then `count` children restored
+   * from it at once, each with a fresh id, token, entropy and slot and
+   * everything else inherited; the source runs on with its id and TTL.
+   * @throws {AenvError} `SBX_NOT_FOUND`, `SBX_INVALID_STATE`, `INVALID_ARGUMENT` (count).
+   */
+  async fork(id: string, req: ForkRequest): Promise<StartResult[]> {
+    this.#assertOpen();
+    assertCount(req.count, this.#o.maxForkCount);
+    const entry = this.#visible(id);
+    const snapshot = await entry.queue.run(() => this.#checkpoint(entry, 'fork', undefined));
+    const parent = entry.record;
+    const results = await settle(req.count, () => {
+      const child = newRecord(
+        this.#o.envdVersion,
+        {
+          templateId: parent.templateId,
+          timeoutSeconds: req.timeoutSeconds ?? parent.timeoutSeconds,
+          metadata: { ...parent.metadata, ...req.metadata },
+          envVars: parent.envVars,
+          secure: parent.envdAccessToken !== undefined,
+          network: parent.network,
+          lifecycle: parent.lifecycle,
+        },
+        { templateId: parent.templateId, alias: parent.alias, snapshot },
+        parent.id,
+      );
+      return this.#startNew(child, snapshot);
+    });
+    await this.#releaseSnapshot(snapshot.id);
+    return results;
+  }
+
+  /** User snapshots (not deleted), oldest first. */
+  listSnapshots(): SnapshotRecord[] {
+    return this.#o.snapshots.list().filter((r) => r.kind === 'user' && r.deleted !== true);
+  }
+
+  /**
+   * Deletes a user snapshot (its files go once nothing runs from it), or,
+   * given a template id, the template (the built-in `base` stays).
+   * @throws {AenvError} `SNAPSHOT_NOT_FOUND`, `TEMPLATE_PROTECTED`.
+   */
+  async deleteSnapshotOrTemplate(id: string): Promise<void> {
+    await deleteSnapshotOrTemplate(this.#o.templates, this.#o.snapshots, id, {
+      referenced: (sid) => this.#referenced(sid),
+      release: (sid) => this.#releaseSnapshot(sid),
+    });
   }
 
   /**
@@ -168,7 +226,7 @@ export class Orchestrator {
   list(filter: SandboxFilter = {}): SandboxRecord[] {
     return [...this.#entries.values()]
       .map((e) => e.record)
-      .filter((r) => isVisible(r.state) && matches(r, filter))
+      .filter((r) => isVisible(r.state) && matchesFilter(r, filter))
       .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
   }
 
@@ -320,6 +378,50 @@ export class Orchestrator {
     for (const entry of this.#entries.values()) clearTimeout(entry.ttl);
   }
 
+  /** Registers a new record and starts its machine from `snapshot`. */
+  async #startNew(record: SandboxRecord, snapshot: SnapshotRecord): Promise<SandboxRecord> {
+    this.#assertCapacity();
+    const entry = new SandboxEntry(record);
+    this.#entries.set(record.id, entry);
+    try {
+      await entry.queue.run(() =>
+        this.#startEntry(entry, sourceOf(snapshot), snapshot.envdAccessToken, 'create'),
+      );
+    } catch (err) {
+      this.#entries.delete(record.id);
+      throw err;
+    }
+    return record;
+  }
+
+  /** Captures a running sandbox into a snapshot of `kind` (the machine runs on). */
+  async #checkpoint(
+    entry: SandboxEntry,
+    kind: 'user' | 'fork',
+    name: string | undefined,
+  ): Promise<SnapshotRecord> {
+    const { record } = entry;
+    assertAlive(entry);
+    assertOperation(record.id, kind === 'user' ? 'snapshot' : 'fork', record.state);
+    const machine = entry.machine as NonNullable<SandboxEntry['machine']>;
+    const t0 = performance.now();
+    this.#transition(entry, kind === 'user' ? 'snapshotting' : 'forking');
+    const { id, dir } = this.#o.snapshots.allocate();
+    const op = kind === 'user' ? 'snapshot' : 'fork';
+    try {
+      const saved = await machine.checkpoint(dir);
+      const snapshot = snapshotOf(record, { id, kind, name }, saved);
+      this.#o.snapshots.add(snapshot);
+      this.#o.metrics?.record(op, 'ok', { checkpoint: performance.now() - t0 });
+      return snapshot;
+    } catch (err) {
+      this.#o.metrics?.record(op, errorCode(err));
+      throw toAenvError(err, 'SBX_SNAPSHOT_FAILED', `capturing sandbox ${record.id} failed`);
+    } finally {
+      if (entry.record.state !== 'running') this.#transition(entry, 'running');
+    }
+  }
+
   async #startEntry(
     entry: SandboxEntry,
     source: LaunchSource,
@@ -402,19 +504,7 @@ export class Orchestrator {
       this.#armTtl(entry);
       throw toAenvError(err, 'SBX_PAUSE_FAILED', `pausing sandbox ${record.id} failed`);
     }
-    const snapshot: SnapshotRecord = {
-      id: snapshotId,
-      kind: 'pause',
-      sandboxId: record.id,
-      templateId: record.templateId,
-      dir: saved.dir,
-      image: saved.image,
-      vcpus: record.vcpus,
-      memoryMiB: record.memoryMiB,
-      diskSizeMiB: record.diskSizeMiB,
-      envdVersion: record.envdVersion,
-      createdAt: new Date().toISOString(),
-    };
+    const snapshot = snapshotOf(record, { id: snapshotId, kind: 'pause', name: undefined }, saved);
     const previous = record.sourceSnapshotId;
     entry.machine = undefined;
     record.pausedSnapshotId = snapshotId;
@@ -467,12 +557,7 @@ export class Orchestrator {
   }
 
   #armTtl(entry: SandboxEntry): void {
-    clearTimeout(entry.ttl);
-    if (entry.record.state !== 'running') return;
-    const delay = Math.max(0, entry.record.endAt.getTime() - Date.now());
-    // setTimeout's limit is 2^31-1 ms; longer TTLs re-arm when the timer fires.
-    entry.ttl = setTimeout(() => this.#onTtl(entry), Math.min(delay, 2 ** 31 - 1));
-    entry.ttl.unref();
+    entry.armTtl(() => this.#onTtl(entry));
   }
 
   #onTtl(entry: SandboxEntry): void {
@@ -500,15 +585,20 @@ export class Orchestrator {
       .catch((err: unknown) => this.#logError(entry.id, 'cleanup after exit failed', err));
   }
 
-  async #releaseSnapshot(id: string | undefined): Promise<void> {
-    if (id === undefined) return;
-    const refs = (sid: string): boolean =>
+  /** Whether a template or a sandbox (paused in it, or running from it) uses a snapshot. */
+  #referenced(sid: string): boolean {
+    return (
       this.#o.templates.usesSnapshot(sid) ||
       [...this.#entries.values()].some(
         (e) => e.record.pausedSnapshotId === sid || e.record.sourceSnapshotId === sid,
-      );
+      )
+    );
+  }
+
+  async #releaseSnapshot(id: string | undefined): Promise<void> {
+    if (id === undefined) return;
     await this.#o.snapshots
-      .release(id, refs)
+      .release(id, (sid) => this.#referenced(sid))
       .catch((err: unknown) => this.#logError(undefined, `releasing snapshot ${id}`, err));
   }
 
@@ -549,34 +639,4 @@ export class Orchestrator {
       ...errorFields(err),
     });
   }
-}
-
-/** How a machine starts from a snapshot: restore its memory, or boot its disk. */
-function sourceOf(snapshot: SnapshotRecord): LaunchSource {
-  return snapshot.dir === undefined
-    ? { kind: 'boot', image: snapshot.image }
-    : { kind: 'restore', snapshot: { dir: snapshot.dir, image: snapshot.image } };
-}
-
-function errorCode(err: unknown): string {
-  return err instanceof AenvError ? err.code : 'INTERNAL';
-}
-
-/** Operations queued behind a kill find the sandbox gone. */
-function assertAlive(entry: SandboxEntry): void {
-  if (entry.killRequested || entry.record.state === 'killed') throw notFound(entry.id);
-}
-
-function notFound(id: string): AenvError {
-  return new AenvError('SBX_NOT_FOUND', `sandbox ${id} not found`, { fields: { sandboxId: id } });
-}
-
-function matches(r: SandboxRecord, f: SandboxFilter): boolean {
-  if (f.states !== undefined && !f.states.includes(r.state)) return false;
-  if (f.templateId !== undefined && r.templateId !== f.templateId && r.alias !== f.templateId) {
-    return false;
-  }
-  if (f.startedAfter !== undefined && r.startedAt <= f.startedAfter) return false;
-  for (const [k, v] of Object.entries(f.metadata ?? {})) if (r.metadata[k] !== v) return false;
-  return true;
 }

@@ -27,4 +27,14 @@ export class SandboxEntry {
   get id(): string {
     return this.record.id;
   }
+
+  /** (Re)arms the TTL timer of a running sandbox; `onExpire` runs at `record.endAt`. */
+  armTtl(onExpire: () => void): void {
+    clearTimeout(this.ttl);
+    if (this.record.state !== 'running') return;
+    const delay = Math.max(0, this.record.endAt.getTime() - Date.now());
+    // setTimeout's limit is 2^31-1 ms; longer TTLs re-arm when the timer fires.
+    this.ttl = setTimeout(onExpire, Math.min(delay, 2 ** 31 - 1));
+    this.ttl.unref();
+  }
 }

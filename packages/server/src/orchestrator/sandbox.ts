@@ -51,6 +51,10 @@ export interface SandboxRecord {
   /** The snapshot the running machine was restored from (kept until the next pause). */
   sourceSnapshotId: string | undefined;
   pausedAt: Date | undefined;
+  /** The sandbox this one was forked from, if any. */
+  readonly parentId: string | undefined;
+  /** Snapshots this sandbox descends from, oldest first (template, forks, user snapshots). */
+  readonly lineage: readonly string[];
   /** Paused by a node shutdown: resumed when the node starts again (if configured). */
   resumeOnStart: boolean;
   /** How long each stage of the last create or resume took, ms. */

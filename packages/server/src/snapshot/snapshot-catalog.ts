@@ -20,10 +20,21 @@ export type SnapshotReferences = (snapshotId: string) => boolean;
 export class SnapshotCatalog {
   readonly #table: DocTable<SnapshotRecord>;
   readonly #root: string;
+  readonly #deleteListeners: ((record: SnapshotRecord) => void)[] = [];
 
   constructor(table: DocTable<SnapshotRecord>, root: string) {
     this.#table = table;
     this.#root = root;
+  }
+
+  /** Calls `listener` after each snapshot is deleted (its layers may now be garbage). */
+  onDelete(listener: (record: SnapshotRecord) => void): void {
+    this.#deleteListeners.push(listener);
+  }
+
+  /** Every layer digest any snapshot record names (deleted-but-referenced ones included). */
+  layers(): Set<string> {
+    return new Set(this.list().flatMap((s) => s.image.layers));
   }
 
   /** A fresh id and the directory its VMM state goes to (not created). */
@@ -48,12 +59,33 @@ export class SnapshotCatalog {
    */
   get(id: string): SnapshotRecord {
     const r = this.find(id);
-    if (r === undefined) {
-      throw new AenvError('SNAPSHOT_NOT_FOUND', `snapshot ${id} not found`, {
-        fields: { snapshotId: id },
-      });
-    }
+    if (r === undefined) throw this.#notFound(id);
     return r;
+  }
+
+  #notFound(id: string): AenvError {
+    return new AenvError('SNAPSHOT_NOT_FOUND', `snapshot ${id} not found`, {
+      fields: { snapshotId: id },
+    });
+  }
+
+  /**
+   * Deletes a user's snapshot: at once when nothing references it, else it
+   * is hidden and removed when the last reference goes.
+   * @throws {AenvError} `SNAPSHOT_NOT_FOUND`.
+   */
+  async remove(id: string, references: SnapshotReferences): Promise<void> {
+    const record = this.get(id);
+    if (record.deleted === true) throw this.#notFound(id);
+    this.#table.put({ ...record, deleted: true });
+    await this.release(id, references);
+  }
+
+  /** A user's snapshot by id or name, not deleted; undefined otherwise. */
+  findUser(idOrName: string): SnapshotRecord | undefined {
+    const byId = this.find(idOrName);
+    const r = byId ?? this.list().find((s) => s.name === idOrName);
+    return r !== undefined && r.kind === 'user' && r.deleted !== true ? r : undefined;
   }
 
   /** Every snapshot, oldest first. */
@@ -68,9 +100,12 @@ export class SnapshotCatalog {
   async release(id: string, references: SnapshotReferences): Promise<boolean> {
     const record = this.find(id);
     if (record === undefined) return false;
+    // A user's snapshot lives until the user deletes it; a template's while its template does.
+    if (record.kind === 'user' && record.deleted !== true) return false;
     if (references(id) || (await this.#isParent(record))) return false;
     this.#table.delete(id);
     if (record.dir !== undefined) await rm(record.dir, { recursive: true, force: true });
+    for (const listener of this.#deleteListeners) listener(record);
     return true;
   }
 

@@ -8,8 +8,12 @@
  */
 import type { ImageSpec } from '@aenv/storage';
 
-/** Why a snapshot exists. */
-export type SnapshotKind = 'template' | 'pause' | 'user';
+/**
+ * Why a snapshot exists: a template's, a paused sandbox's, one a user took
+ * (`POST /sandboxes/{id}/snapshots`), or the checkpoint a fork's children
+ * start from.
+ */
+export type SnapshotKind = 'template' | 'pause' | 'user' | 'fork';
 
 /** One snapshot. */
 export interface SnapshotRecord {
@@ -29,5 +33,11 @@ export interface SnapshotRecord {
   readonly memoryMiB: number;
   readonly diskSizeMiB: number;
   readonly envdVersion: string;
+  /** The token envd held when captured (a restore's /init must present it). */
+  readonly envdAccessToken?: string | undefined;
+  /** Snapshots the captured machine descended from, then this one (oldest first). */
+  readonly lineage?: readonly string[] | undefined;
+  /** Deleted by a user but still referenced: hidden, removed once unreferenced. */
+  readonly deleted?: boolean | undefined;
   readonly createdAt: string;
 }

@@ -47,6 +47,8 @@ export class NodeStorage implements SandboxDisks {
   readonly #home: string;
   readonly #server: NbdServer;
   readonly #disks = new Map<string, EngineDisk>();
+  /** Layers this process wrote, with when: young layers are never collected. */
+  readonly #written = new Map<string, number>();
   #closing: Promise<void> | undefined;
 
   private constructor(home: string, settings: StorageSettings, server: NbdServer) {
@@ -76,13 +78,15 @@ export class NodeStorage implements SandboxDisks {
   async importBaseImage(path: string, contentDigest?: string): Promise<BaseImageResult> {
     const store = createBlobStore(this.settings.store);
     try {
-      return await importBaseImageOnce({
+      const result = await importBaseImageOnce({
         path,
         contentDigest,
         store,
         registryFile: join(this.#home, 'storage', 'base-images.json'),
         workDir: join(this.#home, 'storage', 'tmp'),
       });
+      for (const layer of result.image.layers) this.#written.set(layer, Date.now());
+      return result;
     } finally {
       await store.close?.();
     }
@@ -111,12 +115,25 @@ export class NodeStorage implements SandboxDisks {
         image,
         upperDir,
         onClosed: () => void this.#disks.delete(name),
+        onSealed: (digest) => void this.#written.set(digest, Date.now()),
       });
       this.#disks.set(name, disk);
       return disk;
     } catch (err) {
       throw diskFailure(err, name);
     }
+  }
+
+  /** Layers written by this process within the last `ms` (seals and imports). */
+  writtenWithin(ms: number): Set<string> {
+    const since = Date.now() - ms;
+    for (const [d, at] of this.#written) if (at < since) this.#written.delete(d);
+    return new Set(this.#written.keys());
+  }
+
+  /** The layers of every open disk (sandboxes running now). */
+  openLayers(): Set<string> {
+    return new Set([...this.#disks.values()].flatMap((d) => d.image.layers));
   }
 
   /** The open disk of a sandbox, if any. */

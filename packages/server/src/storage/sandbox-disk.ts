@@ -69,6 +69,8 @@ export interface EngineDiskParts {
   readonly upperDir: string;
   /** Called once the disk is closed. */
   readonly onClosed: () => void;
+  /** Called with the digest of every layer a seal wrote. */
+  readonly onSealed?: (digest: string) => void;
 }
 
 /** One NBD export of an image stack with a writable upper. */
@@ -78,6 +80,7 @@ export class EngineDisk implements SandboxDisk {
   readonly upperDir: string;
   readonly #server: NbdServer;
   readonly #onClosed: () => void;
+  readonly #onSealed: ((digest: string) => void) | undefined;
   #image: Required<ImageSpec>;
   #closing: Promise<void> | undefined;
 
@@ -87,6 +90,7 @@ export class EngineDisk implements SandboxDisk {
     this.upperDir = parts.upperDir;
     this.#image = parts.image;
     this.#onClosed = parts.onClosed;
+    this.#onSealed = parts.onSealed;
     this.source = { kind: 'nbd', socket: parts.socketPath, export: parts.name };
   }
 
@@ -97,6 +101,7 @@ export class EngineDisk implements SandboxDisk {
   async seal(options?: SealOptions): Promise<SealResult> {
     this.#assertOpen();
     const result = await this.#server.sealExport(this.name, options);
+    this.#onSealed?.(result.digest);
     this.#image = result.image;
     return result;
   }

@@ -34,6 +34,13 @@ const MIGRATIONS: readonly string[] = [
      data TEXT NOT NULL,
      created_at TEXT NOT NULL
    );`,
+  `CREATE TABLE idempotency (
+     key TEXT PRIMARY KEY,
+     scope TEXT NOT NULL,
+     status INTEGER NOT NULL,
+     body TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   );`,
 ];
 
 /** An open node database. */

@@ -13,6 +13,7 @@ import { optionalBoolean, optionalInteger, optionalStringMap, requiredString } f
 import type { Reply, RouteContext } from '../router.js';
 import { readJsonBody } from '../http-io.js';
 import { toSandboxView } from '../sandbox-view.js';
+import { startResults } from './sandbox.fork.js';
 
 /** Default TTL when the body has none: the v1 spec says 15 s, v2 300 s. */
 export const DEFAULT_TIMEOUT_SECONDS = { v1: 15, v2: 300 } as const;
@@ -38,7 +39,16 @@ export function parseCreateBody(
 /** The create handler for one API version. */
 export function createSandbox(api: ApiContext, version: 'v1' | 'v2') {
   return async (ctx: RouteContext): Promise<Reply> => {
-    const req = parseCreateBody(await readJsonBody(ctx.req), version, api);
+    const body = await readJsonBody(ctx.req);
+    const req = parseCreateBody(body, version, api);
+    // aenv extension: `count` creates a batch (one entry per sandbox, as fork answers).
+    const count = optionalInteger(body, 'count', 1, 100);
+    if (count !== undefined) {
+      return {
+        status: 201,
+        body: startResults(api, await api.orchestrator.createMany(req, count)),
+      };
+    }
     const record = await api.orchestrator.create(req);
     return { status: 201, body: toSandboxView(record, api.domain) };
   };

@@ -1,0 +1,98 @@
+/**
+ * Every command of `aenv`, in the order `aenv --help` lists them. Parsing,
+ * help, completions and dispatch all read this table.
+ *
+ * @module
+ */
+import type { CommandSpec } from './command-spec.js';
+import { authLoginCommand, authLogoutCommand, authStatusCommand } from './commands/auth.js';
+import { completionCommand } from './commands/completion.js';
+import { connectCommand } from './commands/connect.js';
+import { cpCommand } from './commands/cp.js';
+import { execCommand } from './commands/exec.js';
+import { inspectCommand, pauseCommand, resumeCommand, rmCommand } from './commands/lifecycle.js';
+import { logsCommand } from './commands/logs.js';
+import { lsCommand } from './commands/ls.js';
+import { nodesCommand } from './commands/nodes.js';
+import { debugSpec, serverSpec } from './commands/raw-commands.js';
+import {
+  forkCommand,
+  snapshotCreateCommand,
+  snapshotLsCommand,
+  snapshotRmCommand,
+} from './commands/snapshot.js';
+import { startCommand } from './commands/start.js';
+import {
+  buildCommand,
+  pullCommand,
+  templateLsCommand,
+  templateRmCommand,
+} from './commands/template.js';
+
+/** The commands. */
+export const COMMANDS: readonly CommandSpec[] = [
+  startCommand,
+  lsCommand,
+  connectCommand,
+  execCommand,
+  cpCommand,
+  logsCommand,
+  inspectCommand,
+  pauseCommand,
+  resumeCommand,
+  rmCommand,
+  forkCommand,
+  { ...snapshotCreateCommand, group: 'templates' },
+  { ...snapshotLsCommand, group: 'templates' },
+  { ...snapshotRmCommand, group: 'templates' },
+  { ...pullCommand, group: 'templates' },
+  { ...buildCommand, group: 'templates' },
+  { ...templateLsCommand, group: 'templates' },
+  { ...templateRmCommand, group: 'templates' },
+  serverSpec,
+  { ...nodesCommand, group: 'node' },
+  { ...authLoginCommand, group: 'node' },
+  { ...authStatusCommand, group: 'node' },
+  { ...authLogoutCommand, group: 'node' },
+  { ...completionCommand, group: 'other' },
+  debugSpec,
+];
+
+/** What the first words of a command line name. */
+export type Lookup =
+  | { readonly kind: 'command'; readonly spec: CommandSpec; readonly rest: readonly string[] }
+  | { readonly kind: 'group'; readonly word: string; readonly specs: readonly CommandSpec[] }
+  | { readonly kind: 'unknown' };
+
+/** Finds the command named by the first one or two words. */
+export function lookupCommand(argv: readonly string[]): Lookup {
+  const [first = '', second] = argv;
+  const two = COMMANDS.find((c) => c.name === `${first} ${second ?? ''}`);
+  if (two !== undefined) return { kind: 'command', spec: two, rest: argv.slice(2) };
+  const one = COMMANDS.find((c) => c.name === first);
+  if (one !== undefined) return { kind: 'command', spec: one, rest: argv.slice(1) };
+  const family = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
+  return family.length > 0 ? { kind: 'group', word: first, specs: family } : { kind: 'unknown' };
+}
+
+/** The command names closest to a mistyped one (shared prefix or one edit away). */
+export function suggestCommands(word: string): string[] {
+  const names = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0] ?? ''))];
+  return names.filter(
+    (n) => (word.length >= 2 && n.startsWith(word.slice(0, 2))) || editDistance(n, word) <= 1,
+  );
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j] ?? 0;
+      row[j] = Math.min(cur + 1, (row[j - 1] ?? 0) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length] ?? 0;
+}
