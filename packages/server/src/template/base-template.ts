@@ -46,7 +46,9 @@ export interface BaseTemplateOptions {
 /** The build key of a set of inputs. */
 export function baseTemplateKey(inputs: BaseTemplateInputs): string {
   const { image, vcpus, memoryMiB, envdVersion, identity } = inputs;
-  const canonical = JSON.stringify({ image, vcpus, memoryMiB, envdVersion, identity });
+  // Only what defines the disk: an import and a lookup of the same base may differ in extra fields.
+  const disk = { virtualSize: image.virtualSize, layers: [...image.layers] };
+  const canonical = JSON.stringify({ disk, vcpus, memoryMiB, envdVersion, identity });
   return `sha256:${createHash('sha256').update(canonical).digest('hex')}`;
 }
 
