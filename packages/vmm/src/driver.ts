@@ -1,7 +1,8 @@
 /**
  * The VMM driver interface: the one contract every virtual machine monitor
- * backend implements (`qemu` now; `firecracker` and the testkit's `fake`
- * later). The daemon only ever sees these types.
+ * backend implements (`qemu`, `firecracker`). The daemon only ever sees
+ * these types; `@aenv/testkit`'s `runVmmDriverSuite` is the contract every
+ * driver runs.
  *
  * Contract:
  * - a {@link VmmDriver} starts VMs: `boot` from a kernel, `restore` from a
@@ -37,6 +38,7 @@ export type VirtualizationMode = 'kvm' | 'tcg';
  * - `snapshot-keep-paused`: `snapshot({ after: 'pause' })`, the VM can resume afterwards.
  * - `nbd-drives`: drives served over NBD on a unix socket.
  * - `qcow2-drives`: qcow2 drive files (per-clone copy-on-write layers).
+ * - `prepared-restore`: `prepareRestore()`, a restore started ahead of need.
  */
 export type VmmCapability =
   | 'pause'
@@ -46,7 +48,8 @@ export type VmmCapability =
   | 'snapshot-after-restore'
   | 'snapshot-keep-paused'
   | 'nbd-drives'
-  | 'qcow2-drives';
+  | 'qcow2-drives'
+  | 'prepared-restore';
 
 /** Where a drive's bytes come from. */
 export type DriveSource =
@@ -229,6 +232,55 @@ export interface Vm extends AsyncDisposable {
   waitForConsole(pattern: RegExp, opts?: ConsoleWaitOptions): Promise<string>;
 }
 
+/** Where a {@link PreparedRestore} stands. */
+export type PreparedRestoreState = 'waiting' | 'completing' | 'completed' | 'cancelled' | 'ended';
+
+/** Options of {@link PreparedRestore.complete}. */
+export interface CompleteRestoreOptions {
+  /**
+   * The id the VM takes from now on ({@link Vm.id}, `sandbox.id` of its
+   * events), `[A-Za-z0-9][A-Za-z0-9_.-]{0,63}`. Default: the prepared spec's
+   * id. Paths (run directory, sockets, serial log) stay the prepared ones.
+   */
+  readonly id?: string;
+  /** Abort the completion: the VMM is killed and the abort reason thrown. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A restore done ahead of need, up to the last step: the VMM process runs
+ * with the snapshot's machine, the spec's drives and network, guest RAM
+ * mapped (and the snapshot's RAM diff written into it), waiting for its
+ * device state. `complete()` loads the device state and continues the
+ * guest: what is left of a restore's critical path.
+ *
+ * Contract: exactly one of `complete()` and `cancel()` takes effect; the
+ * prepared VMM never runs guest code before `complete()`; the resources in
+ * the spec (drives, tap) stay in use until the VM ends or `cancel()`
+ * resolves. If the waiting process dies, `state` becomes `ended`, `ended`
+ * resolves and `complete()` fails; the caller still calls `cancel()` (a
+ * no-op then) before it releases the spec's resources.
+ */
+export interface PreparedRestore {
+  /** The prepared spec's id. */
+  readonly id: string;
+  /** The snapshot it restores. */
+  readonly snapshot: SnapshotRef;
+  readonly state: PreparedRestoreState;
+  /** The waiting VMM process, while it waits. */
+  readonly pid: number | undefined;
+  /** Resolves if the VMM process ends while it waits (it died, or `cancel()`). */
+  readonly ended: Promise<void>;
+  /**
+   * Loads the device state and continues the guest.
+   * @throws {AenvError} `VMM_INVALID_STATE` unless waiting; `VMM_RESTORE_FAILED`
+   *   (the VMM is killed); the abort reason.
+   */
+  complete(options?: CompleteRestoreOptions): Promise<Vm>;
+  /** Kills the waiting VMM and removes its run-directory files. Idempotent; a no-op once completed. */
+  cancel(): Promise<void>;
+}
+
 /** A VMM backend. */
 export interface VmmDriver {
   /** Which implementation this is. */
@@ -248,4 +300,14 @@ export interface VmmDriver {
    *   `VMM_RESTORE_FAILED`, `VMM_START_FAILED`, `VMM_TIMEOUT`.
    */
   restore(snapshot: SnapshotRef, spec: RestoreSpec, signal?: AbortSignal): Promise<Vm>;
+  /**
+   * Does everything of a restore but its last step (see {@link PreparedRestore}),
+   * with the same checks as {@link restore}. Needs the `prepared-restore` capability.
+   * @throws {AenvError} `VMM_NOT_SUPPORTED`; as {@link restore}.
+   */
+  prepareRestore(
+    snapshot: SnapshotRef,
+    spec: RestoreSpec,
+    signal?: AbortSignal,
+  ): Promise<PreparedRestore>;
 }

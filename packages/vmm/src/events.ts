@@ -4,7 +4,9 @@
  * on `aenv:vmm:<op>`, with the field names of `@aenv/shared` LOG_FIELDS
  * (`sandbox.id`, `vmm.driver`, `vm.pid`, `op`, `duration_ms`, and
  * `error.code`/`error.message` when it failed). `aenv:vmm:exit` reports a
- * VMM process ending, with `reason` (see {@link ExitReason}).
+ * VMM process ending, with `reason` (see {@link ExitReason}). `prepare` is
+ * the first part of a prepared restore (`prepareRestore`); its `restore`
+ * event carries `prepared: true` and times `complete()` alone.
  *
  * @module
  */
@@ -17,6 +19,7 @@ import type { ExitReason } from './driver.js';
 export const VMM_CHANNELS = {
   boot: 'aenv:vmm:boot',
   restore: 'aenv:vmm:restore',
+  prepare: 'aenv:vmm:prepare',
   pause: 'aenv:vmm:pause',
   resume: 'aenv:vmm:resume',
   snapshot: 'aenv:vmm:snapshot',

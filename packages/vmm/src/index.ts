@@ -9,6 +9,7 @@
  * @module
  */
 export type {
+  CompleteRestoreOptions,
   ConsoleSpec,
   ConsoleWaitOptions,
   DriveSource,
@@ -17,6 +18,8 @@ export type {
   ExitReason,
   GuestParams,
   NetworkSpec,
+  PreparedRestore,
+  PreparedRestoreState,
   RestoreSpec,
   SnapshotRef,
   SnapshotTarget,
@@ -51,7 +54,7 @@ export {
   type KvmProbe,
 } from './host-probe.js';
 export { notSupported } from './errors.js';
-export { validateRestoreSpec, validateVmSpec } from './vm-spec.js';
+export { validateRestoreSpec, validateVmId, validateVmSpec } from './vm-spec.js';
 export { ACCEL_CHOICES, DRIVER_CHOICES, vmmConfigSchema, type VmmConfig } from './config.js';
 export {
   IMPLEMENTED_DRIVERS,

@@ -63,9 +63,16 @@ export function validateNetwork(net: NetworkSpec): void {
   }
 }
 
+/**
+ * Checks a VM id.
+ * @throws {AenvError} `INVALID_ARGUMENT`.
+ */
+export function validateVmId(id: string): void {
+  if (!VM_ID.test(id)) throw invalidSpec('id', `must match ${VM_ID}, got ${JSON.stringify(id)}`);
+}
+
 function validateCommon(spec: VmSpec | RestoreSpec, longestRunFile: string): void {
-  if (!VM_ID.test(spec.id))
-    throw invalidSpec('id', `must match ${VM_ID}, got ${JSON.stringify(spec.id)}`);
+  validateVmId(spec.id);
   assertAbsolute('runDir', spec.runDir);
   if (Buffer.byteLength(`${spec.runDir}/${longestRunFile}`) > MAX_SOCKET_PATH) {
     throw invalidSpec(

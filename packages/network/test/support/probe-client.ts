@@ -5,7 +5,7 @@
  * @module
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { PROBE_AGENT_PATH } from '../../src/testing/index.js';
 import { createInterface } from 'node:readline';
 
 /** The outcome of a probe. */
@@ -14,8 +14,6 @@ export interface ProbeAnswer {
   readonly text?: string;
   readonly code?: string;
 }
-
-const AGENT = fileURLToPath(new URL('./probe-agent.js', import.meta.url));
 
 /** What a probe can do from wherever it runs (a namespace, or a guest). */
 export interface Probe {
@@ -58,7 +56,7 @@ export class NetnsProbe implements Probe {
   static async start(netns: string, label: string): Promise<NetnsProbe> {
     const child = spawn(
       'nsenter',
-      [`--net=/run/netns/${netns}`, '--', process.execPath, AGENT, label],
+      [`--net=/run/netns/${netns}`, '--', process.execPath, PROBE_AGENT_PATH, label],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
       },

@@ -1,7 +1,7 @@
 /**
  * The reachability matrix of slots, defined once for any kind of guest:
  * `reachability.test.ts` runs it with stand-in guests. The same matrix with
- * real QEMU guests is `packages/server/test/network/reachability.vm.test.ts`
+ * real QEMU guests is `packages/testkit/test/network/reachability.vm.test.ts`
  * (the network package may not import the guest and vmm packages).
  *
  * Two slot managers run in the lab's host namespace, like two nodes sharing

@@ -9,7 +9,7 @@
  * what the guest init configures from `guestKernelArgs()`. Everything else
  * (the slot netns rules, the host table) is the real thing. Real QEMU
  * guests booted in `slot.netnsPath` on `slot.tapName` with `GUEST_MAC` run
- * the same probes in `packages/server/test/network/reachability.vm.test.ts`.
+ * the same probes in `packages/testkit/test/network/reachability.vm.test.ts`.
  *
  * @module
  */

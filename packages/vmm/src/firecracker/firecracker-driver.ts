@@ -28,6 +28,7 @@ import { promisify } from 'node:util';
 import { AenvError } from '@aenv/shared';
 import type {
   ConsoleSpec,
+  PreparedRestore,
   RestoreSpec,
   SnapshotRef,
   Vm,
@@ -35,7 +36,7 @@ import type {
   VmmDriver,
   VmSpec,
 } from '../driver.js';
-import { invalidSpec } from '../errors.js';
+import { invalidSpec, notSupported } from '../errors.js';
 import { publishOp } from '../events.js';
 import { buildKernelCmdline } from '../kernel-args.js';
 import { readManifest, type SnapshotManifest } from '../snapshot-manifest.js';
@@ -192,6 +193,21 @@ export class FirecrackerDriver implements VmmDriver {
       publishOp('restore', source, started, err);
       throw err;
     }
+  }
+
+  /**
+   * Not supported: `PUT /snapshot/load` maps the memory and restores the
+   * devices in one call, so a Firecracker waiting before it would save only
+   * its process start and API socket (see docs/firecracker.md).
+   */
+  prepareRestore(): Promise<PreparedRestore> {
+    return Promise.reject(
+      notSupported(
+        this.kind,
+        'prepareRestore',
+        'snapshot/load maps memory and loads devices in one API call',
+      ),
+    );
   }
 
   /** The longest unix socket name the VMM creates in a run directory. */

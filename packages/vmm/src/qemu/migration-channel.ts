@@ -18,6 +18,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { chown, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AenvError } from '@aenv/shared';
 import type { QemuIdentity } from './qemu-args.js';
@@ -101,10 +102,15 @@ export async function saveDeviceState(
 }
 
 /**
- * Loads device state from `file` into a QEMU started with `-incoming defer`.
+ * Loads device state into a QEMU started with `-incoming defer`, from a file
+ * or from the bytes of one (a prepared restore reads it ahead).
  * @throws {AenvError} `VMM_QMP_ERROR`, `VMM_TIMEOUT`; file errors as they are.
  */
-export async function loadDeviceState(qmp: QmpClient, runDir: string, file: string): Promise<void> {
+export async function loadDeviceState(
+  qmp: QmpClient,
+  runDir: string,
+  source: string | Buffer,
+): Promise<void> {
   const path = join(runDir, MIGRATION_SOCKET);
   await rm(path, { force: true });
   try {
@@ -119,7 +125,8 @@ export async function loadDeviceState(qmp: QmpClient, runDir: string, file: stri
       // of the stream, before this side's end is flushed ("Premature close").
       // QEMU's MIGRATION event decides success; a send error (an unreadable
       // file) destroys the socket, so QEMU sees EOF and reports failure.
-      pipeline(createReadStream(file), conn).catch(() => conn.destroy());
+      const input = typeof source === 'string' ? createReadStream(source) : Readable.from([source]);
+      pipeline(input, conn).catch(() => conn.destroy());
     });
   } finally {
     await rm(path, { force: true });

@@ -8,7 +8,9 @@
  *   shape and boot files; RAM maps the snapshot's memory file copy-on-write
  *   (through the private-RAM interposer), the snapshot's RAM diff is written
  *   into that mapping, the device state loads; then `cont`. See
- *   `qemu-snapshot.ts` and docs/snapshots.md.
+ *   `qemu-snapshot.ts` and docs/snapshots.md. `prepareRestore` stops before
+ *   the device state loads (`qemu-prepared-restore.ts`); `restore` is a
+ *   prepare completed at once.
  * - A snapshot is refused elsewhere than it came from: another driver,
  *   virtualization mode, QEMU version, kernel, drive set or MAC.
  * - QEMU runs under its own seccomp filter and, when configured, as an
@@ -21,13 +23,14 @@
  * @module
  */
 import { execFile } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AenvError } from '@aenv/shared';
 import type {
   ConsoleSpec,
+  PreparedRestore,
   RestoreSpec,
   SnapshotRef,
   VirtualizationMode,
@@ -41,15 +44,16 @@ import { fileDigest } from '../file-digest.js';
 import { buildKernelCmdline } from '../kernel-args.js';
 import { readManifest, type SnapshotManifest } from '../snapshot-manifest.js';
 import { validateRestoreSpec, validateVmSpec } from '../vm-spec.js';
-import { loadDeviceState } from './migration-channel.js';
 import { buildPrivateRamHelper, privateRamEnv } from './private-ram-helper.js';
 import { applyRamDiff, findRamMapping } from './process-memory.js';
 import type { QemuIdentity, QemuLaunch, QemuMachine } from './qemu-args.js';
 import { QemuInstance } from './qemu-instance.js';
+import { QemuPreparedRestore } from './qemu-prepared-restore.js';
 import { placeBaseRam, prepareRunDir, runFiles } from './qemu-run-dir.js';
 import type { RamLayout } from './qemu-snapshot.js';
 import { QemuVm } from './qemu-vm.js';
 import { checkRestorable, type ConfiguredKernel } from './restore-check.js';
+import { finishStart, startFailure } from './start-steps.js';
 
 const run = promisify(execFile);
 
@@ -94,6 +98,7 @@ export const QEMU_CAPABILITIES: ReadonlySet<VmmCapability> = new Set<VmmCapabili
   'snapshot-keep-paused',
   'nbd-drives',
   'qcow2-drives',
+  'prepared-restore',
 ]);
 
 /** The first line of `qemu-system-x86_64 --version`. */
@@ -167,8 +172,11 @@ export class QemuDriver implements VmmDriver {
       await rm(files.memory, { force: true });
       const ram: RamLayout = { kind: 'own', path: files.memory };
       const plan = { machine, ram, ownsRam: true, start: 'paused' as const };
-      const [vm, instance] = await this.#start(spec, plan, signal);
-      await this.#run(vm, instance, signal, 'VMM_START_FAILED', async (inst) => {
+      const instance = await this.#launch(spec, plan, signal);
+      const serialLog = spec.serialLog ?? join(spec.runDir, 'serial.log');
+      const paths = { runDir: spec.runDir, serialLog };
+      const vm = this.#vm(spec.id, paths, plan, instance, await this.version());
+      await finishStart(vm, instance, signal, 'VMM_START_FAILED', async (inst) => {
         await inst.qmp.execute('cont');
       });
       publishOp('boot', { ...source, pid: vm.pid }, started);
@@ -183,30 +191,8 @@ export class QemuDriver implements VmmDriver {
     const started = performance.now();
     const source = { id: spec.id, driver: this.kind, pid: undefined };
     try {
-      validateRestoreSpec(spec);
-      const manifest = await readManifest(snapshot.dir);
-      const guestKernel = await this.configuredKernel();
-      await checkRestorable(manifest, snapshot.dir, spec, {
-        mode: this.mode,
-        vmmVersion: await this.version(),
-        ...(guestKernel === undefined ? {} : { guestKernel }),
-      });
-      const helper = await this.privateRamHelper();
-      await prepareRunDir(spec.runDir, this.#o.user);
-      const { ram, owned } = await placeBaseRam(
-        join(snapshot.dir, manifest.memory.file as string),
-        spec.runDir,
-        { baseId: manifest.memory.baseId as string, source: snapshot.dir },
-        this.#o.user,
-      );
-      const machine = machineFromManifest(manifest, spec);
-      const env = privateRamEnv(helper, ram.path);
-      const plan = { machine, ram, ownsRam: owned, start: 'incoming' as const, env };
-      const [vm, instance] = await this.#start(spec, plan, signal);
-      await this.#run(vm, instance, signal, 'VMM_RESTORE_FAILED', async (inst) => {
-        await loadSnapshotInto(inst, manifest, snapshot.dir, spec.runDir, ram.path);
-        await inst.qmp.execute('cont');
-      });
+      const prepared = await this.#prepare(snapshot, spec, false, signal);
+      const vm = await prepared.complete(signal === undefined ? {} : { signal });
       publishOp('restore', { ...source, pid: vm.pid }, started, undefined, {
         'snapshot.dir': snapshot.dir,
       });
@@ -215,6 +201,85 @@ export class QemuDriver implements VmmDriver {
       publishOp('restore', source, started, err);
       throw err;
     }
+  }
+
+  async prepareRestore(
+    snapshot: SnapshotRef,
+    spec: RestoreSpec,
+    signal?: AbortSignal,
+  ): Promise<PreparedRestore> {
+    const started = performance.now();
+    const source = { id: spec.id, driver: this.kind, pid: undefined };
+    try {
+      const prepared = await this.#prepare(snapshot, spec, true, signal);
+      publishOp('prepare', { ...source, pid: prepared.pid }, started, undefined, {
+        'snapshot.dir': snapshot.dir,
+      });
+      return prepared;
+    } catch (err) {
+      publishOp('prepare', source, started, err);
+      throw err;
+    }
+  }
+
+  /**
+   * A restore up to its last step: checks, the base RAM placed, QEMU started
+   * with `-incoming defer`, the RAM diff written, the device state read.
+   */
+  async #prepare(
+    snapshot: SnapshotRef,
+    spec: RestoreSpec,
+    publish: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<QemuPreparedRestore> {
+    validateRestoreSpec(spec);
+    const manifest = await readManifest(snapshot.dir);
+    const guestKernel = await this.configuredKernel();
+    await checkRestorable(manifest, snapshot.dir, spec, {
+      mode: this.mode,
+      vmmVersion: await this.version(),
+      ...(guestKernel === undefined ? {} : { guestKernel }),
+    });
+    const helper = await this.privateRamHelper();
+    const deviceState = await readFile(join(snapshot.dir, manifest.state.file));
+    await prepareRunDir(spec.runDir, this.#o.user);
+    const { ram, owned } = await placeBaseRam(
+      join(snapshot.dir, manifest.memory.file as string),
+      spec.runDir,
+      { baseId: manifest.memory.baseId as string, source: snapshot.dir },
+      this.#o.user,
+    );
+    const machine = machineFromManifest(manifest, spec);
+    const env = privateRamEnv(helper, ram.path);
+    const plan = { machine, ram, ownsRam: owned, start: 'incoming' as const, env };
+    const instance = await this.#launch(spec, plan, signal);
+    try {
+      signal?.throwIfAborted();
+      const diff = manifest.memory.diff;
+      if (diff !== undefined) {
+        const mapping = await findRamMapping(
+          instance.process.pid as number,
+          ram.path,
+          manifest.memory.bytes,
+        );
+        await applyRamDiff(mapping, join(snapshot.dir, diff.file));
+      }
+      signal?.throwIfAborted();
+    } catch (err) {
+      await instance.quit(0);
+      if (signal?.aborted === true) throw err;
+      throw startFailure(spec.id, instance, 'VMM_RESTORE_FAILED', err);
+    }
+    const serialLog = spec.serialLog ?? join(spec.runDir, 'serial.log');
+    const version = await this.version();
+    return new QemuPreparedRestore({
+      instance,
+      spec,
+      snapshot: { dir: snapshot.dir },
+      deviceState,
+      publish,
+      makeVm: (id) => this.#vm(id, { runDir: spec.runDir, serialLog }, plan, instance, version),
+    });
   }
 
   async #bootMachine(spec: VmSpec): Promise<QemuMachine> {
@@ -254,14 +319,13 @@ export class QemuDriver implements VmmDriver {
     };
   }
 
-  async #start(
+  async #launch(
     spec: ConsoleSpec & { id: string; runDir: string; network?: { netns?: string } },
     plan: StartPlan,
     signal: AbortSignal | undefined,
-  ): Promise<[QemuVm, QemuInstance]> {
+  ): Promise<QemuInstance> {
     const files = runFiles(spec.runDir);
-    const serialLog = spec.serialLog ?? join(spec.runDir, 'serial.log');
-    const instance = await QemuInstance.launch({
+    return QemuInstance.launch({
       binary: this.binary,
       launch: {
         id: spec.id,
@@ -273,7 +337,7 @@ export class QemuDriver implements VmmDriver {
         start: plan.start,
         sandbox: this.#o.sandbox ?? true,
       },
-      serialLog,
+      serialLog: spec.serialLog ?? join(spec.runDir, 'serial.log'),
       killWithParent: this.#o.killWithParent ?? true,
       ownedFiles: plan.ownsRam ? [plan.ram.path] : [],
       ...(this.#o.user === undefined ? {} : { user: this.#o.user }),
@@ -284,49 +348,28 @@ export class QemuDriver implements VmmDriver {
         : { serialLogMaxBytes: spec.serialLogMaxBytes }),
       ...(signal === undefined ? {} : { signal }),
     });
-    const vm = new QemuVm({
-      id: spec.id,
+  }
+
+  #vm(
+    id: string,
+    paths: { readonly runDir: string; readonly serialLog: string },
+    plan: StartPlan,
+    instance: QemuInstance,
+    vmmVersion: string,
+  ): QemuVm {
+    return new QemuVm({
+      id,
       instance,
       machine: plan.machine,
       ram: plan.ram,
-      runDir: spec.runDir,
+      runDir: paths.runDir,
       ...(this.#o.user === undefined ? {} : { qemuUser: this.#o.user }),
-      vmmVersion: await this.version(),
-      serialLog,
+      vmmVersion,
+      serialLog: paths.serialLog,
       initialState: 'starting',
     });
-    return [vm, instance];
-  }
-
-  /** Runs the last start steps; on failure or abort the VM is killed and the error wrapped. */
-  async #run(
-    vm: QemuVm,
-    instance: QemuInstance,
-    signal: AbortSignal | undefined,
-    code: 'VMM_START_FAILED' | 'VMM_RESTORE_FAILED',
-    steps: (inst: QemuInstance) => Promise<void>,
-  ): Promise<void> {
-    try {
-      signal?.throwIfAborted();
-      await steps(instance);
-      signal?.throwIfAborted();
-      vm.markStarted();
-    } catch (err) {
-      await vm.stop({ graceMs: 0 });
-      if (signal?.aborted === true) throw err;
-      const died = instance.process.stderrTail().trim();
-      throw new AenvError(
-        code,
-        `VM ${vm.id}: ${(err as Error).message}${died === '' ? '' : ` (QEMU: ${died})`}`,
-        {
-          cause: err,
-          fields: { 'sandbox.id': vm.id },
-        },
-      );
-    }
   }
 }
-
 function machineFromManifest(m: SnapshotManifest, spec: RestoreSpec): QemuMachine {
   return {
     mode: m.mode,
@@ -342,21 +385,6 @@ function machineFromManifest(m: SnapshotManifest, spec: RestoreSpec): QemuMachin
     network: spec.network === undefined ? null : { tap: spec.network.tap, mac: spec.network.mac },
     balloon: m.vmm.balloon === true,
   };
-}
-
-/** Writes the snapshot's RAM diff into the new QEMU, then loads its device state. */
-async function loadSnapshotInto(
-  inst: QemuInstance,
-  m: SnapshotManifest,
-  dir: string,
-  runDir: string,
-  ramPath: string,
-): Promise<void> {
-  if (m.memory.diff !== undefined) {
-    const ram = await findRamMapping(inst.process.pid as number, ramPath, m.memory.bytes);
-    await applyRamDiff(ram, join(dir, m.memory.diff.file));
-  }
-  await loadDeviceState(inst.qmp, runDir, join(dir, m.state.file));
 }
 
 async function digestKernel(

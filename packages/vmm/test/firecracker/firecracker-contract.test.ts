@@ -124,6 +124,8 @@ describe('firecracker driver against the firecracker stand-in', { timeout: 120_0
       driver.capabilities.has('cow-restore') && driver.capabilities.has('snapshot-keep-paused'),
     );
     assert.ok(!driver.capabilities.has('nbd-drives'), 'no NBD support on this (fake) host');
+    assert.ok(!driver.capabilities.has('prepared-restore'));
+    await assert.rejects(driver.prepareRestore(), code('VMM_NOT_SUPPORTED'));
   });
 
   it('boots: the stand-in saw every device, opened the drives through inherited fds', async () => {

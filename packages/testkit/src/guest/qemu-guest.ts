@@ -19,17 +19,20 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { INIT_STARTED_MARKER, TOOLS_LAYOUT, TOOLS_MOUNT, type GuestArtifacts } from '@aenv/guest';
+import {
+  ENVD_PORT,
+  INIT_STARTED_MARKER,
+  TOOLS_LAYOUT,
+  TOOLS_MOUNT,
+  type GuestArtifacts,
+} from '@aenv/guest';
 import { GUEST_MAC, guestNetworkParams, type Slot } from '@aenv/network';
 import { Cleanup } from '@aenv/shared';
 import type { Vm, VmmDriver } from '@aenv/vmm';
-import { EnvdSocketClient } from './envd-socket-client.js';
-import { PROBE_AGENT_PATH, Probe } from './probe.js';
+import { EnvdSocketClient } from '../envd/envd-socket-client.js';
+import { PROBE_AGENT_PATH, Probe } from '../network/probe.js';
 
 const exec = promisify(execFile);
-
-/** The port envd listens on inside every guest. */
-export const ENVD_PORT = 49983;
 
 /** What {@link QemuGuest.boot} needs. */
 export interface QemuGuestOptions {
@@ -51,8 +54,8 @@ export interface BootTimings {
   readonly probeReady: number;
 }
 
-/** The guest command line that runs node from the tools image. */
-function guestNode(): string[] {
+/** The guest command line that runs node from the tools image (the tools drive's loader and libraries). */
+export function guestNode(): string[] {
   const t = (p: string): string => `${TOOLS_MOUNT}/${p}`;
   return [t(TOOLS_LAYOUT.loader), '--library-path', t(TOOLS_LAYOUT.nodeLib), t(TOOLS_LAYOUT.node)];
 }

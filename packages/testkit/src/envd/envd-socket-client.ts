@@ -1,9 +1,9 @@
 /**
  * A minimal envd client for tests, over a unix socket that a probe agent in
- * the test's "host" namespace forwards to `slotIp:49983` (see
- * `probe-agent.ts` `forward`): the test process stays in the root
- * namespace, and every byte still travels the node's real path, host
- * namespace → slot DNAT → guest.
+ * a network namespace forwards to the guest's envd (see `probe-agent.ts`
+ * `forward`; a slot's host side at `slotIp:49983`, or a tap network's
+ * guest address): the test process stays in the root namespace, and every
+ * byte still travels a real path into the guest.
  *
  * It speaks just enough of envd's protocol (`docs/envd.md`;
  * `shared/reference/e2b-protocol.md` §3): `GET /health`, and the Connect
@@ -37,6 +37,8 @@ export interface StartOptions {
   readonly stdin?: boolean;
   /** The process's lifetime (`Connect-Timeout-Ms`). @default 0 (none) */
   readonly lifetimeMs?: number;
+  /** Run as this user (Basic auth, as the e2b SDK sends it). @default envd's default user */
+  readonly user?: string;
   readonly onStdout?: (chunk: Buffer) => void;
   readonly onStderr?: (chunk: Buffer) => void;
 }
@@ -203,6 +205,9 @@ export class EnvdSocketClient {
             'content-type': 'application/connect+json',
             'connect-protocol-version': '1',
             'connect-timeout-ms': String(opts.lifetimeMs ?? 0),
+            ...(opts.user === undefined
+              ? {}
+              : { authorization: `Basic ${Buffer.from(`${opts.user}:`).toString('base64')}` }),
           },
         },
         (res) => {
@@ -223,10 +228,12 @@ export class EnvdSocketClient {
   async run(
     cmd: string,
     args: readonly string[],
+    opts: { readonly user?: string } = {},
   ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
     let stdout = '';
     let stderr = '';
     const p = await this.start(cmd, args, {
+      ...opts,
       onStdout: (c) => (stdout += c.toString('utf8')),
       onStderr: (c) => (stderr += c.toString('utf8')),
     });

@@ -1,6 +1,6 @@
 /**
- * The test topology of network VM suites (ported from the network package's
- * `test/support/netns-lab.ts`): everything a test touches lives in
+ * The test topology of network VM suites (a port of the network package's
+ * `test/support/netns-lab.ts`, which no other package may import): everything a test touches lives in
  * namespaces this topology creates and removes, never in the machine's own.
  *
  * - `<id>-host` plays the node: the slot manager under test runs its

@@ -1,5 +1,5 @@
 /**
- * The test side of a probe agent (`probe-agent.ts`), whatever carries its
+ * The test side of a probe agent (`@aenv/network/testing`), whatever carries its
  * lines: a child process in a namespace ({@link startNetnsProbe}) or a
  * process inside a real guest, started through envd (`qemu-guest.ts`).
  * Each method sends one request and resolves with its answer; answers are
@@ -9,7 +9,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { PROBE_AGENT_PATH } from '@aenv/network/testing';
 
 /** The outcome of a probe. */
 export interface ProbeAnswer {
@@ -19,7 +19,7 @@ export interface ProbeAnswer {
 }
 
 /** The compiled agent, run as is in namespaces and copied into guests. */
-export const PROBE_AGENT_PATH = fileURLToPath(new URL('./probe-agent.js', import.meta.url));
+export { PROBE_AGENT_PATH };
 
 /** How request lines reach an agent and how it is ended. */
 export interface ProbeTransport {

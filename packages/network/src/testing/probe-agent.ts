@@ -1,7 +1,15 @@
 /**
- * A test-only network probe, run as a child process inside a namespace
- * (`nsenter --net=<ns> node probe-agent.js <label>`). It takes JSON requests
- * on stdin, one per line, and answers each with one JSON line on stdout:
+ * A test-only network probe, shipped with the network package so that its
+ * own suites and every suite outside it (testkit's guests, the server's
+ * matrix) use one agent. It runs as a child process inside a namespace
+ * (`nsenter --net=<ns> node probe-agent.js <label>`) or inside a real guest
+ * (started through envd's process API), so it imports nothing but node's
+ * built-ins: the guest gets this one compiled file. Its path is
+ * `PROBE_AGENT_PATH` of `@aenv/network/testing`.
+ *
+ * It takes JSON requests on stdin, one per line, and answers each with one
+ * JSON line on stdout (`{id, outcome, text?, code?}`); its first line is
+ * `{id: 0, outcome: 'ok', text: 'ready <label>'}`:
  *
  * - `listen {port}`: TCP server; greets each connection with
  *   `hello <label> <peer address>` then echoes what it receives;
@@ -11,11 +19,16 @@
  * - `open {conn, host, port, timeoutMs}` / `echo {conn, data, timeoutMs}` /
  *   `close {conn}`: a long-lived connection, for flows that must survive a
  *   policy change;
- * - `udp {host, port, data, timeoutMs}`: one UDP request and its answer.
+ * - `udp {host, port, data, timeoutMs}`: one UDP request and its answer;
+ * - `forward {socket, host, port}`: a unix socket whose every connection is
+ *   piped to `host:port` from this namespace. Unix sockets are reached by
+ *   path, not through a network namespace, so the test process (in the root
+ *   namespace) reaches a guest's envd the way the node's proxy does: from
+ *   "host", at `slotIp:49983`.
  *
- * Outcomes: `ok`, `refused`, `unreachable` (ICMP unreachable or prohibited,
- * which is what the slot rules answer with), `timeout`, `closed`, `error`.
- * It exits when stdin closes.
+ * Outcomes: `ok`, `refused` (a TCP reset: what the slot rules answer
+ * denied TCP with), `unreachable` (ICMP unreachable or prohibited),
+ * `timeout`, `closed`, `error`. It exits when stdin closes.
  *
  * @module
  */
@@ -174,6 +187,19 @@ function listenUdp(port: number, host: string): Promise<Answer> {
   });
 }
 
+function forward(socketPath: string, host: string, port: number): Promise<Answer> {
+  return new Promise((resolve) => {
+    const server = createServer((client) => {
+      const upstream = connect({ host, port });
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(classify(err)));
+    server.listen(socketPath, () => resolve({ outcome: 'ok' }));
+  });
+}
+
 async function handle(req: Record<string, unknown>): Promise<Answer> {
   const timeoutMs = Number(req['timeoutMs'] ?? 2000);
   const host = String(req['host']);
@@ -202,6 +228,8 @@ async function handle(req: Record<string, unknown>): Promise<Answer> {
       conns.get(String(req['conn']))?.socket.destroy();
       conns.delete(String(req['conn']));
       return { outcome: 'ok' };
+    case 'forward':
+      return forward(String(req['socket']), host, port);
     case 'udp':
       return udp(host, port, String(req['data']), timeoutMs);
     default:

@@ -6,7 +6,8 @@
  * ranges (`netns-topology.ts`). Every probe from a guest leaves the guest's
  * own kernel: a probe agent runs inside each VM, driven through envd's
  * process API (`qemu-guest.ts`); the test reaches envd from "host" at
- * `slotIp:49983`, as the node's proxy does.
+ * `slotIp:49983`, as the node's proxy does. (Moved here from the server's
+ * tests with its fixtures, so the testkit holds one copy of them.)
  *
  * Covered: host → guest envd; guest → world allowed/denied per policy (at
  * acquire and replaced on the running guest, allowOut beating denyOut,
@@ -23,7 +24,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { prepareGuestArtifacts, type GuestArtifacts } from '@aenv/guest';
+import { ENVD_PORT, prepareGuestArtifacts, type GuestArtifacts } from '@aenv/guest';
 import {
   GUEST_DNS,
   GUEST_IP,
@@ -37,17 +38,17 @@ import { createVmmDriver, vmmConfigSchema, type VmmDriver } from '@aenv/vmm';
 import {
   NetnsTopology,
   OTHER_PORT,
+  QemuGuest,
   SERVICE_PORT,
+  TEST_CACHE,
   WORLD,
   sh,
   topologySkipReason,
-} from './netns-topology.js';
-import type { Probe, ProbeAnswer } from './probe.js';
-import { ENVD_PORT, QemuGuest } from './qemu-guest.js';
+  type Probe,
+  type ProbeAnswer,
+} from '../../src/index.js';
 
 const exec = promisify(execFile);
-/** The guest artifact cache shared by VM suites (as in `node-harness.ts`). */
-const TEST_CACHE = process.env.AENV_TEST_CACHE ?? '/var/tmp/aenv-test-cache';
 type Expect = 'ok' | 'blocked';
 
 interface Check {
