@@ -5,6 +5,21 @@
  */
 export { AenvError, toAenvError, type AenvErrorOptions, type ErrorFields } from './aenv-error.js';
 export { Cleanup, type CleanupOptions, type CleanupStep } from './cleanup.js';
+export {
+  DEFAULT_CLUSTER_KEY_PREFIX,
+  clusterKeys,
+  toNodeView,
+  type ClusterKeys,
+  type NodeAdmin,
+  type NodeCapacity,
+  type NodeReport,
+  type NodeStatus,
+  type NodeTemplate,
+  type NodeUsage,
+  type NodeView,
+  type SandboxBinding,
+  type SharedTemplate,
+} from './cluster-wire.js';
 export { ConfigField, field, type FieldSpec, type ValueSource } from './config-field.js';
 export {
   describeConfig,
@@ -30,5 +45,14 @@ export {
   type ErrorBody,
   type HttpError,
 } from './http-error.js';
+export {
+  FuzzRandom,
+  fuzzIterations,
+  fuzzSeed,
+  runFuzz,
+  type FuzzRunOptions,
+  type FuzzRunResult,
+  type JsonValue,
+} from './fuzz-random.js';
 export { ID_LENGTH, assertName, isId, isName, newApiKey, newId, newToken } from './ids.js';
 export { LOG_FIELDS, type LogField } from './log-fields.js';
