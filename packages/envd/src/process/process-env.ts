@@ -69,3 +69,27 @@ export async function assertExecutable(
     { fields: { cmd } },
   );
 }
+
+/**
+ * Checks that no part of a command line or environment holds a NUL byte
+ * (the kernel cannot pass one; Node throws a TypeError that would read as
+ * envd's own failure).
+ * @throws {AenvError} `INVALID_ARGUMENT` naming the part.
+ */
+export function assertNoNulBytes(
+  cmd: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): void {
+  const bad = (s: string): boolean => s.includes('\0');
+  let where: string | undefined;
+  if (bad(cmd)) where = 'process.cmd';
+  else if (args.some(bad)) where = 'process.args';
+  else {
+    const key = Object.entries(env).find(([k, v]) => bad(k) || (v !== undefined && bad(v)))?.[0];
+    if (key !== undefined) where = `the environment variable ${JSON.stringify(key)}`;
+  }
+  if (where !== undefined) {
+    throw new AenvError('INVALID_ARGUMENT', `${where} contains a NUL byte`, { fields: { where } });
+  }
+}

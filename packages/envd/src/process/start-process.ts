@@ -24,7 +24,7 @@ import { basicAuthUser } from '../state/envd-state.js';
 import type { UserInfo } from '../users/user-db.js';
 import type { ManagedProcess, ProcessEvent } from './managed-process.js';
 import type { ProcessHandle, SpawnSpec } from './process-handle.js';
-import { assertExecutable, processEnv } from './process-env.js';
+import { assertExecutable, processEnv, assertNoNulBytes } from './process-env.js';
 import { spawnPipes } from './spawn-pipes.js';
 import { spawnPty } from './spawn-pty.js';
 
@@ -81,6 +81,7 @@ async function spawnSpec(ctx: EnvdContext, req: StartRequest, user: UserInfo): P
   }
   const cwd = await resolveCwd(ctx, config.cwd ?? '', user);
   const env = processEnv(user, ctx.state.envVars, config.envs);
+  assertNoNulBytes(config.cmd, config.args, env);
   await assertExecutable(config.cmd, env.PATH, cwd);
   const size = req.pty?.size;
   return {

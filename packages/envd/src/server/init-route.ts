@@ -78,8 +78,14 @@ export function parseInitBody(raw: unknown): InitBody {
     const ok =
       typeof envVars === 'object' &&
       !Array.isArray(envVars) &&
-      Object.values(envVars).every((v) => typeof v === 'string');
-    if (!ok) throw new AenvError('INVALID_ARGUMENT', '/init: envVars must map names to strings');
+      Object.entries(envVars).every(
+        ([k, v]) => typeof v === 'string' && !k.includes('\0') && !v.includes('\0'),
+      );
+    if (!ok)
+      throw new AenvError(
+        'INVALID_ARGUMENT',
+        '/init: envVars must map names to strings without NUL bytes',
+      );
   }
   const timestamp = optionalString(body, 'timestamp');
   if (timestamp !== undefined && Number.isNaN(Date.parse(timestamp))) {

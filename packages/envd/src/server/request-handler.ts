@@ -5,15 +5,12 @@
  *
  * The Connect protocol itself (envelopes, end-stream frames, error bodies,
  * `Connect-Timeout-Ms`, JSON and binary codecs, also gRPC and gRPC-Web) is
- * `@connectrpc/connect-node`'s. envd only treats `Connect-Timeout-Ms: 0` as
+ * `@connectrpc/connect-node`'s (see connect-adapter.ts for the one answer
+ * envd corrects). envd only treats `Connect-Timeout-Ms: 0` as
  * "no timeout" (the meaning E2B's envd gives it) instead of "already expired".
  *
  * @module
  */
-import { connectNodeAdapter } from '@connectrpc/connect-node';
-
-/** The request handler type connect-node accepts (HTTP/1.1 or HTTP/2 objects). */
-type NodeHandlerFn = NonNullable<Parameters<typeof connectNodeAdapter>[0]['fallback']>;
 import { AenvError } from '@aenv/shared';
 import type { EnvdContext } from '../envd-context.js';
 import { downloadFile } from '../files/download-file.js';
@@ -32,6 +29,7 @@ import {
   type Req,
   type Res,
 } from './http-io.js';
+import { connectAdapter } from './connect-adapter.js';
 import { applyInit, parseInitBody } from './init-route.js';
 import { MetricsSampler } from './metrics-route.js';
 
@@ -71,12 +69,12 @@ function plainRoutes(ctx: EnvdContext): RequestListener {
 
 /** The request listener of one envd. */
 export function createRequestHandler(ctx: EnvdContext): RequestListener {
-  const rpc = connectNodeAdapter({
+  const rpc = connectAdapter({
     routes: (router) => {
       router.service(Process, processService(ctx));
       router.service(Filesystem, filesystemService(ctx));
     },
-    fallback: plainRoutes(ctx) as unknown as NodeHandlerFn,
+    fallback: plainRoutes(ctx),
     jsonOptions: { ignoreUnknownFields: true },
     binaryOptions: { readUnknownFields: false },
   });
