@@ -53,10 +53,13 @@ export async function startMachine(o: StartMachineOptions): Promise<StartedMachi
     const envd = machine.address(ENVD_PORT);
     await waitForEnvd(envd, o.envdReadyTimeoutMs, signal);
     const envdReadyAt = performance.now();
+    const defaults = record.envdDefaults;
     await initEnvd(envd, {
-      envVars: record.envVars,
+      envVars: { ...defaults?.envVars, ...record.envVars },
       accessToken: record.envdAccessToken,
       currentToken: o.currentToken,
+      defaultUser: defaults?.user,
+      defaultWorkdir: defaults?.workdir,
     });
     signal.throwIfAborted();
     const timings = await stageTimings(machine, started, envdReadyAt);

@@ -8,22 +8,29 @@
  * `suspend()` run the same undo stack (the VM, the disk and its upper, the
  * slot, the directory).
  *
+ * With a {@link RestorePool}, a restore of a pooled template snapshot takes
+ * a prepared machine instead (slot, disk and a waiting VMM already there):
+ * the sandbox's egress policy is applied to its slot, the restore completes
+ * under the sandbox's id, and `$AENV_HOME/sandboxes/<id>` becomes a link to
+ * the machine's `pool-<id>` directory (where its serial log is). If taking
+ * it fails, the machine is released and the launch restores the ordinary
+ * way. When the node is out of slots, a pooled machine gives its slot back.
+ *
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { INIT_STARTED_MARKER, type GuestArtifacts } from '@aenv/guest';
 import {
   GUEST_DNS,
   GUEST_GATEWAY,
   GUEST_IP,
-  GUEST_MAC,
   GUEST_PREFIX_LENGTH,
   type Slot,
   type SlotManager,
 } from '@aenv/network';
-import { Cleanup } from '@aenv/shared';
-import type { DriveSpec, Vm, VmmDriver } from '@aenv/vmm';
+import { AenvError, Cleanup } from '@aenv/shared';
+import type { Vm, VmmDriver } from '@aenv/vmm';
 import { UPPER_DIR_NAME } from '../storage/node-storage.js';
 import type { SandboxDisk, SandboxDisks } from '../storage/sandbox-disk.js';
 import type {
@@ -34,6 +41,9 @@ import type {
   SandboxLauncher,
   SuspendOptions,
 } from './launcher.js';
+import { machineSpec, type MachineParts } from './microvm-spec.js';
+import type { PooledMachine } from './pooled-machine.js';
+import type { RestorePool } from './restore-pool.js';
 
 /** What the microVM launcher runs on. */
 export interface MicroVmLauncherOptions {
@@ -44,20 +54,30 @@ export interface MicroVmLauncherOptions {
   readonly disks: SandboxDisks;
   /** Per-sandbox state directories live here (`$AENV_HOME/sandboxes`). */
   readonly sandboxesDir: string;
+  /** Prepared restores of template snapshots; the launcher closes it. */
+  readonly pool?: RestorePool;
   /** Called with cleanup failures that happen outside a caller's await. */
   readonly onCleanupError?: (err: unknown, label: string) => void;
+  /** Called when a pooled machine failed to start (the launch then restores the ordinary way). */
+  readonly onPoolError?: (err: unknown) => void;
 }
 
 /** A launched microVM sandbox. */
 export interface MicroVmSandbox extends LaunchedSandbox {
   /** The rootfs disk (`disk.seal()` continues on a fresh upper). */
   readonly disk: SandboxDisk;
+  /** Whether it started from a prepared restore of the pool. */
+  readonly pooled: boolean;
 }
 
-interface Parts {
+/** A started VM and what it runs with. */
+interface Started {
   readonly slot: Slot;
   readonly disk: SandboxDisk;
-  readonly dir: string;
+  readonly vm: Vm;
+  readonly startedAt: number;
+  readonly vmmRunningAt: number;
+  readonly pooled: boolean;
 }
 
 /** Launches sandboxes as microVMs. */
@@ -69,16 +89,39 @@ export class MicroVmLauncher implements SandboxLauncher {
     this.#o = options;
   }
 
+  /** The pool of prepared restores, if any. */
+  get pool(): RestorePool | undefined {
+    return this.#o.pool;
+  }
+
   async launch(spec: LaunchSpec, signal: AbortSignal): Promise<MicroVmSandbox> {
-    const { slots, disks } = this.#o;
+    const dir = spec.source.kind === 'restore' ? spec.source.snapshot.dir : undefined;
+    const pooled = dir === undefined ? undefined : this.#o.pool?.take(dir);
+    if (pooled !== undefined) {
+      try {
+        return await this.#launchPooled(spec, pooled, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.#o.onPoolError?.(err);
+      }
+    }
+    return this.#launchFresh(spec, signal);
+  }
+
+  close(): Promise<void> {
+    const pool = this.#o.pool?.close() ?? Promise.resolve();
+    return pool.finally(() => this.#o.slots.close());
+  }
+
+  async #launchFresh(spec: LaunchSpec, signal: AbortSignal): Promise<MicroVmSandbox> {
+    const { disks } = this.#o;
     const startedAt = performance.now();
-    const onLateError = this.#o.onCleanupError;
-    await using cleanup = new Cleanup(onLateError === undefined ? {} : { onLateError });
+    await using cleanup = this.#cleanup();
     const dir = join(this.#o.sandboxesDir, spec.sandboxId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     cleanup.add('remove sandbox dir', () => rm(dir, { recursive: true, force: true }));
-    const slot = await slots.acquire(spec.egress, { sandboxId: spec.sandboxId });
-    cleanup.add('release slot', () => slots.release(slot));
+    const slot = await this.#acquireSlot(spec);
+    cleanup.add('release slot', () => this.#o.slots.release(slot));
     signal.throwIfAborted();
     const image = spec.source.kind === 'boot' ? spec.source.image : spec.source.snapshot.image;
     const disk = await disks.openImage({
@@ -88,11 +131,64 @@ export class MicroVmLauncher implements SandboxLauncher {
     });
     cleanup.add('close disk', () => disk.close());
     signal.throwIfAborted();
-    const parts: Parts = { slot, disk, dir };
-    const machine = `${spec.sandboxId}/${(++this.#launches).toString(36)}`;
-    const vm = await this.#start(spec, parts, signal);
+    const vm = await this.#start(spec, { slot, disk, dir }, signal);
     const vmmRunningAt = performance.now();
     cleanup.add('stop vm', async () => void (await vm.stop()));
+    signal.throwIfAborted();
+    return this.#assemble(
+      spec,
+      { slot, disk, vm, startedAt, vmmRunningAt, pooled: false },
+      cleanup,
+    );
+  }
+
+  /**
+   * Takes a prepared machine: the sandbox's directory becomes a link to the
+   * pooled one, the slot gets the sandbox's egress policy, and the restore
+   * completes under the sandbox's id.
+   */
+  async #launchPooled(
+    spec: LaunchSpec,
+    m: PooledMachine,
+    signal: AbortSignal,
+  ): Promise<MicroVmSandbox> {
+    const startedAt = performance.now();
+    await using cleanup = this.#cleanup();
+    cleanup.add('release pooled machine', () => m.cleanup.run());
+    const link = join(this.#o.sandboxesDir, spec.sandboxId);
+    await symlink(m.name, link);
+    cleanup.add('remove sandbox link', () => rm(link, { force: true }));
+    await this.#o.slots.applyPolicy(m.slot, spec.egress);
+    signal.throwIfAborted();
+    const vm = await m.prepared.complete({ id: spec.sandboxId, signal });
+    const vmmRunningAt = performance.now();
+    cleanup.add('stop vm', async () => void (await vm.stop()));
+    signal.throwIfAborted();
+    const parts = { slot: m.slot, disk: m.disk, vm, startedAt, vmmRunningAt, pooled: true };
+    return this.#assemble(spec, parts, cleanup);
+  }
+
+  /** A slot; when the node is out of them, one pooled machine gives its slot back first. */
+  async #acquireSlot(spec: LaunchSpec): Promise<Slot> {
+    const acquire = () => this.#o.slots.acquire(spec.egress, { sandboxId: spec.sandboxId });
+    try {
+      return await acquire();
+    } catch (err) {
+      const exhausted = err instanceof AenvError && err.code === 'NET_POOL_EXHAUSTED';
+      if (!exhausted || !(await this.#o.pool?.shed())) throw err;
+      return acquire();
+    }
+  }
+
+  #cleanup(): Cleanup {
+    const onLateError = this.#o.onCleanupError;
+    return new Cleanup(onLateError === undefined ? {} : { onLateError });
+  }
+
+  /** The launched sandbox over a started VM; takes over `cleanup`'s steps. */
+  #assemble(spec: LaunchSpec, s: Started, cleanup: Cleanup): MicroVmSandbox {
+    const { slot, disk, vm } = s;
+    const machine = `${spec.sandboxId}/${(++this.#launches).toString(36)}`;
     const initStartedAt =
       spec.source.kind === 'boot'
         ? vm.waitForConsole(new RegExp(INIT_STARTED_MARKER), { timeoutMs: 120_000 }).then(
@@ -100,41 +196,24 @@ export class MicroVmLauncher implements SandboxLauncher {
             () => undefined,
           )
         : Promise.resolve(undefined);
-    signal.throwIfAborted();
+    const onLateError = this.#o.onCleanupError;
     const owned = cleanup.move(onLateError === undefined ? {} : { onLateError });
     return {
-      marks: { startedAt, vmmRunningAt, initStartedAt },
+      marks: { startedAt: s.startedAt, vmmRunningAt: s.vmmRunningAt, initStartedAt },
       address: (port) => ({ host: slot.slotIp, port, machine }),
-      applyEgress: (policy) => slots.applyPolicy(slot, policy),
+      applyEgress: (policy) => this.#o.slots.applyPolicy(slot, policy),
       exited: unexpectedExit(vm),
       disk,
+      pooled: s.pooled,
       suspend: (options) => suspend(vm, disk, owned, options),
       checkpoint: (dir) => checkpoint(vm, disk, dir),
       stop: () => owned.run(),
     };
   }
 
-  close(): Promise<void> {
-    return this.#o.slots.close();
-  }
-
-  #start(spec: LaunchSpec, parts: Parts, signal: AbortSignal): Promise<Vm> {
+  #start(spec: LaunchSpec, parts: MachineParts, signal: AbortSignal): Promise<Vm> {
     const { artifacts, driver } = this.#o;
-    const drives: DriveSpec[] = [
-      { id: artifacts.driveIds.rootfs, source: parts.disk.source, readOnly: false },
-      {
-        id: artifacts.driveIds.tools,
-        source: { kind: 'file', path: artifacts.toolsImage, format: 'raw' },
-        readOnly: true,
-      },
-    ];
-    const common = {
-      id: spec.sandboxId,
-      drives,
-      network: { netns: parts.slot.netnsPath, tap: parts.slot.tapName, mac: GUEST_MAC },
-      runDir: join(parts.dir, 'run'),
-      serialLog: join(parts.dir, 'serial.log'),
-    };
+    const common = machineSpec(artifacts, spec.sandboxId, parts);
     const snapshotDir = spec.source.kind === 'restore' ? spec.source.snapshot.dir : undefined;
     if (snapshotDir !== undefined) return driver.restore({ dir: snapshotDir }, common, signal);
     return driver.boot(
