@@ -165,9 +165,7 @@ describe('aenv against a node (real microVMs)', { timeout: 900_000 }, () => {
 
   it('pull answers clearly while the node has no image support', async (ctx) => {
     if (await nodeHasRoute(t.node.url, 'POST /templates/pull')) {
-      ctx.skip(
-        'the node pulls images now: the pull acceptance needs the local registry starter (issue #10)',
-      );
+      ctx.skip('the node pulls images: pull.vm.test.ts pulls from a local registry');
       return;
     }
     const r = await aenv(['pull', 'localhost:5000/base:latest']);

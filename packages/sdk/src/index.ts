@@ -67,6 +67,12 @@ export { Files, type EntryInfo, type FileData, type FileOptions } from './envd/f
 export { Pty, type PtyOptions, type PtySize } from './envd/pty.js';
 export { Snapshots } from './snapshot/snapshots.js';
 export type { SnapshotInfo } from './snapshot/snapshot-info.js';
-export { Templates, type TemplateInfo, type TemplateJobOptions } from './template/templates.js';
+export {
+  Templates,
+  type BuildContextOptions,
+  type PullOptions,
+  type TemplateInfo,
+  type TemplateJobOptions,
+} from './template/templates.js';
 export type { ProgressEvent } from './template/progress-stream.js';
 export { Nodes, type NodeInfo } from './node/nodes.js';

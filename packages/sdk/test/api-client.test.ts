@@ -224,6 +224,40 @@ describe('control-plane client', () => {
     );
   });
 
+  it('sends what pulls and builds ask for: JSON, or a context archive with its query', async () => {
+    const result = '{"type":"result","template":{"templateID":"t2","names":["web"]}}\n';
+    let seen: Received | undefined;
+    const client = await node((req, res) => {
+      seen = req;
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end(result);
+    });
+    await client.templates.pull('alpine:3', {
+      name: 'web',
+      startCmd: 'httpd',
+      readyCmd: 'true',
+      cpuCount: 1,
+      memoryMB: 256,
+    });
+    assert.equal(seen?.url, '/templates/pull');
+    assert.deepEqual(JSON.parse(seen?.body.toString() ?? ''), {
+      image: 'alpine:3',
+      startCmd: 'httpd',
+      readyCmd: 'true',
+      name: 'web',
+      cpuCount: 1,
+      memoryMB: 256,
+    });
+    const archive = new Uint8Array([1, 2, 3]);
+    const t = await client.templates.buildContext(archive, {
+      name: 'web',
+      dockerfile: 'docker/Dockerfile',
+    });
+    assert.deepEqual(t.aliases, ['web']);
+    assert.equal(seen?.url, '/templates/build?dockerfile=docker%2FDockerfile&name=web');
+    assert.equal(seen?.headers['content-type'], 'application/x-tar');
+    assert.deepEqual([...(seen?.body ?? [])], [1, 2, 3]);
+  });
+
   it('throws the error line of a long operation', async () => {
     const client = await node((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });

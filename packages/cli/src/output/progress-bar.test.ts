@@ -35,4 +35,17 @@ describe('progress bars', () => {
     bar({ stage: 'pull', status: 'done' });
     assert.deepEqual(lines, ['pull\n', 'pull  0.0 MiB\n', 'pull  done\n']);
   });
+
+  it('print every build output line, above a bar being drawn', () => {
+    let out = '';
+    const bar = progressBar({ write: (s) => (out += String(s)), isTTY: true });
+    bar({ stage: 'layer 1/1 abc', bytes: 1, totalBytes: 2 });
+    bar({ stage: 'build', status: 'progress', message: 'Step 1/2: RUN make' });
+    bar({ stage: 'build', status: 'progress', message: '[run] ok' });
+    assert.ok(out.endsWith('\r\x1b[KStep 1/2: RUN make\n[run] ok\n'), JSON.stringify(out));
+    const lines: string[] = [];
+    const pipe = progressBar({ write: (s) => lines.push(String(s)) }, () => 0);
+    for (const m of ['a', 'b', 'c']) pipe({ stage: 'build', status: 'progress', message: m });
+    assert.deepEqual(lines, ['a\n', 'b\n', 'c\n']);
+  });
 });

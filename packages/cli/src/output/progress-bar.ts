@@ -2,7 +2,8 @@
  * Progress of image pulls and template builds: on a terminal one bar per
  * stage, redrawn in place (`layer 2/5  [#######.......]  48%  12.0/25.0
  * MiB`); on a pipe (CI logs) a line when a stage starts and ends, and at
- * most one progress line per stage every 5 seconds.
+ * most one progress line per stage every 5 seconds. Build output lines
+ * (stage `build`) are always printed whole.
  *
  * @module
  */
@@ -41,6 +42,16 @@ export function describeProgress(e: ProgressEvent): string {
   return parts.join('  ');
 }
 
+/** Whether an event is a line of build output rather than a progress report. */
+export function isLogLine(e: ProgressEvent): boolean {
+  return (
+    e.bytes === undefined &&
+    e.totalBytes === undefined &&
+    e.message !== undefined &&
+    e.stage === 'build'
+  );
+}
+
 /** A progress listener drawing on `out`. */
 export function progressBar(
   out: OutStream,
@@ -50,6 +61,14 @@ export function progressBar(
   let drawing: string | undefined;
   return (e) => {
     const text = describeProgress(e);
+    if (isLogLine(e)) {
+      // Build output: every line is kept, above any bar being drawn.
+      out.write(
+        `${out.isTTY === true && drawing !== undefined ? '\r\x1b[K' : ''}${e.message ?? ''}\n`,
+      );
+      drawing = undefined;
+      return;
+    }
     if (out.isTTY === true) {
       if (drawing !== undefined && drawing !== e.stage) out.write('\n');
       out.write(`\r\x1b[K${text}`);

@@ -34,8 +34,11 @@ function lines(cmd: string, args: string[]): string[] {
   }
 }
 
-/** Starts the node; `pool` keeps concurrent suites apart (a /24 of its own). */
-export async function startVmNode(pool: string): Promise<VmNode> {
+/**
+ * Starts the node; `pool` keeps concurrent suites apart (a /24 of its own);
+ * `env` adds configuration variables (e.g. an insecure local registry).
+ */
+export async function startVmNode(pool: string, env: Record<string, string> = {}): Promise<VmNode> {
   const home = mkdtempSync(join(tmpdir(), 'aenv-cli-vm-'));
   const prefix = `c${Math.floor(Math.random() * 1e6)}`;
   const config = loadNodeConfig(undefined, {
@@ -49,6 +52,7 @@ export async function startVmNode(pool: string): Promise<VmNode> {
     AENV_NETWORK_POOL_HIGH: '2',
     AENV_NETWORK_LOCK_DIR: join(home, 'lock'),
     AENV_LOG_LEVEL: process.env.AENV_TEST_LOG_LEVEL ?? 'warn',
+    ...env,
   });
   const node = await serveNode({ config, logger: createLogger(config.log.level) });
   const settings = join(home, 'cli.json');

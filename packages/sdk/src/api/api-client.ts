@@ -18,6 +18,8 @@ export interface ApiCall extends RequestOptions, ErrorContext {
   readonly query?: Readonly<Record<string, string | number | undefined>>;
   /** A JSON body. */
   readonly body?: unknown;
+  /** A body that is not JSON (an archive), with its content type; instead of `body`. */
+  readonly rawBody?: { readonly data: Uint8Array; readonly contentType: string };
   /** `Accept`; JSON by default. */
   readonly accept?: string;
   /** Headers of this call only (`Idempotency-Key`). */
@@ -72,6 +74,7 @@ export class ApiClient {
       accept: call.accept ?? 'application/json',
     };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (call.rawBody !== undefined) headers['content-type'] = call.rawBody.contentType;
     const res = await send(
       this.config.fetch,
       {
@@ -81,6 +84,7 @@ export class ApiClient {
           method: call.method,
           headers,
           ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+          ...(call.rawBody === undefined ? {} : { body: call.rawBody.data }),
         },
       },
       { ...call, requestTimeoutMs: call.requestTimeoutMs ?? this.config.requestTimeoutMs },

@@ -76,6 +76,7 @@ export interface TemplateWire {
   readonly diskSizeMB?: number;
   readonly createdAt?: string;
   readonly buildStatus?: string;
+  readonly buildID?: string;
 }
 
 /** `SandboxMetric`: one resource sample (`GET /sandboxes/{id}/metrics`). */

@@ -19,6 +19,10 @@ export interface ProgressEvent {
   readonly totalBytes?: number;
   /** A line of output (a build step's stdout). */
   readonly message?: string;
+  /** What a layer's stage is doing: `download`, `convert`, `cached`, `resolve`. */
+  readonly phase?: string;
+  /** The build step a log line belongs to (`base`, `1`, `2`, …, `finalize`). */
+  readonly step?: string;
 }
 
 interface StreamLine {

@@ -1,12 +1,12 @@
 /**
  * `client.templates`: the node's templates, and making new ones from OCI
- * images (`pull`) or Dockerfiles (`build`). Only the `base` template exists
- * until aenv's image work lands: these routes answer
- * {@link NotSupportedError} on nodes without them.
+ * images (`pull`) or Dockerfiles (`build`, `buildContext` with COPY
+ * sources), with progress (layer downloads and conversions, build log
+ * lines). Nodes without these routes answer {@link NotSupportedError}.
  *
  * @module
  */
-import { expectJson, pathOf, type ApiClient } from '../api/api-client.js';
+import { expectJson, pathOf, type ApiCall, type ApiClient } from '../api/api-client.js';
 import type { TemplateWire } from '../api/api-wire.js';
 import type { RequestOptions } from '../api/http.js';
 import { NotFoundError, NotSupportedError } from '../errors.js';
@@ -26,10 +26,39 @@ export interface TemplateInfo {
 
 /** Options of long template operations. */
 export interface TemplateJobOptions extends RequestOptions {
-  /** The template's name. */
+  /** The template's name (a template of that name is rebuilt). */
   readonly name?: string;
   /** Called with each progress report. */
   readonly onProgress?: (event: ProgressEvent) => void;
+  /** vCPUs of the template's sandboxes (default: the node's). */
+  readonly cpuCount?: number;
+  /** Memory of the template's sandboxes, MiB (default: the node's). */
+  readonly memoryMB?: number;
+}
+
+/** Options of {@link Templates.pull}. */
+export interface PullOptions extends TemplateJobOptions {
+  /** Started in the template before its snapshot, so it runs in every sandbox. */
+  readonly startCmd?: string;
+  /** Retried until it succeeds before the snapshot (default with a start command: `sleep 20`). */
+  readonly readyCmd?: string;
+}
+
+/** Options of {@link Templates.buildContext}. */
+export interface BuildContextOptions extends TemplateJobOptions {
+  /** Path of the Dockerfile inside the context. @default 'Dockerfile' */
+  readonly dockerfile?: string;
+}
+
+/** A JSON job body: `fields` plus the name and machine shape that are set. */
+function shape(fields: Record<string, unknown>, o: TemplateJobOptions): Record<string, unknown> {
+  const all: Record<string, unknown> = {
+    ...fields,
+    name: o.name,
+    cpuCount: o.cpuCount,
+    memoryMB: o.memoryMB,
+  };
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined));
 }
 
 function toTemplateInfo(w: TemplateWire): TemplateInfo {
@@ -79,18 +108,35 @@ export class Templates {
   }
 
   /** Makes a template from an OCI image (`docker.io/library/python:3.12`). */
-  pull(image: string, options: TemplateJobOptions = {}): Promise<TemplateInfo> {
-    return this.#job('/templates/pull', { image }, 'pulling images', options);
+  pull(image: string, options: PullOptions = {}): Promise<TemplateInfo> {
+    const body = { image, startCmd: options.startCmd, readyCmd: options.readyCmd };
+    return this.#job('/templates/pull', { body: shape(body, options) }, 'pulling images', options);
   }
 
-  /** Builds a template from a Dockerfile's text. */
+  /** Builds a template from a Dockerfile's text (COPY and ADD need {@link buildContext}). */
   build(dockerfile: string, options: TemplateJobOptions = {}): Promise<TemplateInfo> {
-    return this.#job('/templates/build', { dockerfile }, 'template builds', options);
+    const body = shape({ dockerfile }, options);
+    return this.#job('/templates/build', { body }, 'template builds', options);
+  }
+
+  /**
+   * Builds a template from a build context: a tar (gzip or zstd allowed)
+   * holding the Dockerfile and the files its COPY and ADD name.
+   */
+  buildContext(context: Uint8Array, options: BuildContextOptions = {}): Promise<TemplateInfo> {
+    const query = {
+      dockerfile: options.dockerfile ?? 'Dockerfile',
+      name: options.name,
+      cpuCount: options.cpuCount,
+      memoryMB: options.memoryMB,
+    };
+    const rawBody = { data: context, contentType: 'application/x-tar' };
+    return this.#job('/templates/build', { rawBody, query }, 'template builds', options);
   }
 
   async #job(
     path: string,
-    body: Record<string, unknown>,
+    payload: Pick<ApiCall, 'body' | 'rawBody' | 'query'>,
     feature: string,
     options: TemplateJobOptions,
   ): Promise<TemplateInfo> {
@@ -99,7 +145,7 @@ export class Templates {
       requestTimeoutMs: options.requestTimeoutMs ?? LONG_CALL_TIMEOUT_MS,
       method: 'POST',
       path,
-      body: { ...body, ...(options.name === undefined ? {} : { name: options.name }) },
+      ...payload,
       accept: 'application/x-ndjson, application/json',
       feature,
     });

@@ -7,13 +7,15 @@
  * @module
  */
 import type { ImageSpec } from '@aenv/storage';
+import type { EnvdDefaults } from '../orchestrator/envd-client.js';
 
 /**
  * Why a snapshot exists: a template's, a paused sandbox's, one a user took
- * (`POST /sandboxes/{id}/snapshots`), or the checkpoint a fork's children
- * start from.
+ * (`POST /sandboxes/{id}/snapshots`), the checkpoint a fork's children
+ * start from, or the disk-only start of a sandbox cold-started from an
+ * image (released with the sandbox).
  */
-export type SnapshotKind = 'template' | 'pause' | 'user' | 'fork';
+export type SnapshotKind = 'template' | 'pause' | 'user' | 'fork' | 'cold';
 
 /** One snapshot. */
 export interface SnapshotRecord {
@@ -35,6 +37,8 @@ export interface SnapshotRecord {
   readonly envdVersion: string;
   /** The token envd held when captured (a restore's /init must present it). */
   readonly envdAccessToken?: string | undefined;
+  /** Defaults of the template it descends from (env, user, workdir), re-sent at every `/init`. */
+  readonly envdDefaults?: EnvdDefaults | undefined;
   /** Snapshots the captured machine descended from, then this one (oldest first). */
   readonly lineage?: readonly string[] | undefined;
   /** Deleted by a user but still referenced: hidden, removed once unreferenced. */

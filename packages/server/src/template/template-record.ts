@@ -20,4 +20,10 @@ export interface TemplateRecord {
    */
   readonly buildKey: string;
   readonly createdAt: string;
+  /** The build that made the current snapshot (templates built through the API). */
+  readonly buildId?: string | undefined;
+  /** What it was built from: `image <ref>@<digest>` or `template <id>`. */
+  readonly from?: string | undefined;
+  /** When the current snapshot was built (rebuilds keep `createdAt`). */
+  readonly updatedAt?: string | undefined;
 }
