@@ -67,11 +67,16 @@ describe('node API (stand-in launcher)', () => {
     const guest = launcher.guests.at(-1);
     assert.equal(guest?.inits[0]?.body.accessToken, v1.json.envdAccessToken);
     assert.equal(typeof guest?.inits[0]?.body.entropy, 'string', 'fresh entropy on every start');
+    // secure unless told otherwise: the e2b JS SDK 2.51 sends no `secure` and expects a token
     const v2 = await call('POST', '/v2/sandboxes', { templateID: 'base', envVars: { A: '1' } });
     assert.equal(v2.status, 201);
-    assert.equal(v2.json.envdAccessToken, undefined);
+    assert.match(v2.json.envdAccessToken, /^[0-9a-f]{64}$/);
+    assert.notEqual(v2.json.envdAccessToken, v1.json.envdAccessToken);
     assert.deepEqual(launcher.guests.at(-1)?.inits[0]?.body.envVars, { A: '1' });
-    for (const id of [v1.json.sandboxID, v2.json.sandboxID]) {
+    const open = await call('POST', '/v2/sandboxes', { templateID: 'base', secure: false });
+    assert.equal(open.status, 201);
+    assert.equal(open.json.envdAccessToken, undefined);
+    for (const id of [v1.json.sandboxID, v2.json.sandboxID, open.json.sandboxID]) {
       assert.equal((await call('DELETE', `/sandboxes/${id}`)).status, 204);
     }
   });

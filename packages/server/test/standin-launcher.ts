@@ -73,7 +73,14 @@ export class StandInLauncher implements SandboxLauncher {
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         const token = req.headers['x-access-token'];
-        guest.inits.push({ body: JSON.parse(body), token: token as string | undefined });
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = JSON.parse(body) as Record<string, unknown>;
+        } catch {
+          // Fuzzed /init calls come through the proxy: answer as envd would, not crash.
+          return void res.writeHead(400).end();
+        }
+        guest.inits.push({ body: parsed, token: token as string | undefined });
         res.writeHead(204).end();
       });
     });

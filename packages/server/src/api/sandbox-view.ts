@@ -17,7 +17,7 @@ export interface SandboxView {
   readonly clientID: string;
   readonly envdVersion: string;
   readonly envdAccessToken?: string;
-  readonly trafficAccessToken: null;
+  readonly trafficAccessToken: string | null;
   readonly domain: string | null;
 }
 
@@ -59,7 +59,7 @@ export function toSandboxView(r: SandboxRecord, domain: string | null): SandboxV
     clientID: '',
     envdVersion: r.envdVersion,
     ...(r.envdAccessToken === undefined ? {} : { envdAccessToken: r.envdAccessToken }),
-    trafficAccessToken: null,
+    trafficAccessToken: r.trafficAccessToken ?? null,
     domain,
   };
 }

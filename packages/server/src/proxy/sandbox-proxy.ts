@@ -12,8 +12,10 @@
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { toHttpError } from '@aenv/shared';
 import type { GuestAddress } from '../orchestrator/sandbox.js';
 import type { ProxyTarget } from './proxy-target.js';
+import type { TrafficAuthorizer } from './traffic-token.js';
 
 /**
  * Resolves a sandbox port to the host address where it is reachable; may
@@ -55,15 +57,27 @@ function badGateway(sandboxId: string, message: string): string {
 /** Forwards data-plane traffic to sandboxes. */
 export class SandboxProxy {
   readonly #resolve: AddressResolver;
+  readonly #authorize: TrafficAuthorizer;
   /** Keep-alive pools, one per machine (see GuestAddress.machine), oldest first. */
   readonly #agents = new Map<string, Agent>();
 
-  constructor(resolve: AddressResolver) {
+  /** `authorize` refuses requests before anything is resolved (see traffic-token.ts). */
+  constructor(resolve: AddressResolver, authorize: TrafficAuthorizer = () => undefined) {
     this.#resolve = resolve;
+    this.#authorize = authorize;
   }
 
   /** Forwards one HTTP request. */
   async handle(req: IncomingMessage, res: ServerResponse, target: ProxyTarget): Promise<void> {
+    const refused = this.#refusal(req, target);
+    if (refused !== undefined) {
+      res.writeHead(refused.status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(refused.body),
+      });
+      res.end(refused.body);
+      return;
+    }
     const addr = await this.#lookup(target);
     if (addr === undefined) {
       return this.#fail(res, target, 'The sandbox was not found');
@@ -96,6 +110,13 @@ export class SandboxProxy {
     head: Buffer,
     target: ProxyTarget,
   ): Promise<void> {
+    const refused = this.#refusal(req, target);
+    if (refused !== undefined) {
+      socket.end(
+        `HTTP/1.1 ${refused.status} Unauthorized\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(refused.body)}\r\nconnection: close\r\n\r\n${refused.body}`,
+      );
+      return;
+    }
     const addr = await this.#lookup(target);
     if (addr === undefined) {
       const body = badGateway(target.sandboxId, 'The sandbox was not found');
@@ -142,6 +163,20 @@ export class SandboxProxy {
       this.#agents.delete(oldKey);
     }
     return agent;
+  }
+
+  /** The error answer when `authorize` refuses the request, else undefined. */
+  #refusal(
+    req: IncomingMessage,
+    target: ProxyTarget,
+  ): { status: number; body: string } | undefined {
+    try {
+      this.#authorize(target, req.headers);
+      return undefined;
+    } catch (err) {
+      const { status, body } = toHttpError(err);
+      return { status, body: JSON.stringify({ ...body, sandboxId: target.sandboxId }) };
+    }
   }
 
   async #lookup(target: ProxyTarget): Promise<GuestAddress | undefined> {

@@ -89,7 +89,11 @@ export const SCHEMAS = {
       },
       metadata: strMap,
       envVars: strMap,
-      secure: { type: 'boolean', description: 'Require envdAccessToken on envd calls.' },
+      secure: {
+        type: 'boolean',
+        default: true,
+        description: 'Require envdAccessToken on envd calls (default true; false opts out).',
+      },
       allow_internet_access: bool,
       autoPause: { type: 'boolean', description: 'At TTL expiry: true pauses, false kills.' },
       autoPauseMemory: bool,

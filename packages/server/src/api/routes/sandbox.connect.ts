@@ -3,7 +3,10 @@
  * `POST /v2/sandboxes/{id}/connect` (v2, all optional): a running sandbox
  * gets its TTL extended if the new one reaches further (200 `Sandbox`); a
  * paused one is resumed (201 `Sandbox`). Also `POST /sandboxes/{id}/resume`
- * of the 2.0–2.5 SDKs (body `{timeout}`; 409 when not paused).
+ * of the 2.0–2.5 SDKs and the aenv SDK (body `{timeout}`; 409 when not
+ * paused), which gives a secure sandbox a new envd access token (its
+ * callers read the token from the answer; a connect keeps the token, as
+ * the e2b SDK's `sandbox.connect()` does not read it).
  *
  * @module
  */
@@ -34,7 +37,9 @@ export function resumeSandbox(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
     const body = await readJsonBody(ctx.req);
     const timeout = optionalInteger(body, 'timeout', 0, api.maxTimeoutSeconds);
-    const record = await api.orchestrator.resume(ctx.params.id ?? '', timeout);
+    const record = await api.orchestrator.resume(ctx.params.id ?? '', timeout, {
+      rotateToken: true,
+    });
     return { status: 201, body: toSandboxView(record, api.domain) };
   };
 }

@@ -30,7 +30,7 @@ export function parseCreateBody(
     timeoutSeconds: timeout ?? DEFAULT_TIMEOUT_SECONDS[version],
     metadata: optionalStringMap(body, 'metadata') ?? {},
     envVars: optionalStringMap(body, 'envVars') ?? {},
-    secure: optionalBoolean(body, 'secure') ?? false,
+    secure: optionalBoolean(body, 'secure') ?? true,
     network: parseSandboxNetwork(body),
     lifecycle: parseLifecycle(body, api.defaultOnTimeout),
   };
