@@ -1,171 +1,201 @@
 #!/usr/bin/env node
-// Create latency of a sandbox through the node API, with its per-stage
-// breakdown, beside a bare `qemu-system-x86_64` boot of the same kernel
-// (minimal busybox initramfs that prints READY) as the baseline.
-//
-//   node bench/create.mjs [--runs 5]
-//
-// Needs root (network slots) and a built repo (npm run build). Guest
-// artifacts come from $AENV_ARTIFACTS_DIR (default /var/tmp/aenv-test-cache,
-// shared with the VM tests); a cold cache builds them first (minutes).
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { prepareGuestArtifacts } from '../packages/guest/dist/src/index.js';
-import { createLogger, loadNodeConfig, serveNode } from '../packages/server/dist/src/index.js';
-import { hostCpuKhz } from '../packages/vmm/dist/src/index.js';
+/**
+ * Create latency from the base template through the node API, with the
+ * node's per-stage breakdown, beside what the same host does without the
+ * node, all in one run:
+ *
+ * - create, no pool (`pool.low=0`: every create restores on the spot) and
+ *   pooled (a prepared restore waits; each create waits until the pool is
+ *   refilled and idle, the steady state of a node that is not saturated);
+ * - the vmm driver's own restore of the same template snapshot (no API,
+ *   no storage engine, no `/init`): the node's overhead is create / this;
+ * - a cold boot of the same image through the API (a disk-only pause
+ *   resumes by booting);
+ * - a plain QEMU boot of the same kernel to a READY line (the floor of any
+ *   boot here).
+ *
+ *   node bench/create.mjs [--quick] [--runs 6] [--out FILE]
+ *
+ * Needs root (network slots) and a built repo; guest artifacts come from
+ * $AENV_ARTIFACTS_DIR (default /var/tmp/aenv-test-cache).
+ *
+ * @module
+ */
+import { prepareGuestArtifacts } from '@aenv/guest';
+import { runBench } from './lib/bench-main.mjs';
+import { BareRestorer, bareQemuBoot, miniInitramfs } from './lib/bare-vmm.mjs';
+import { artifactsDir, startBenchNode } from './lib/bench-node.mjs';
+import { describeMachine } from './lib/machine.mjs';
+import { stageMetricsDelta } from './lib/stage-metrics.mjs';
+import { percentile } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
-const runs = Number(values.runs);
-const cacheDir = process.env.AENV_ARTIFACTS_DIR ?? '/var/tmp/aenv-test-cache';
+const POOL_HIGH = 2;
+const NODE = { name: 'node', prefix: 'bcreate', addressPool: '10.240.0.0/24' };
+const STAGES = ['vmmSpawn', 'kernelToInit', 'initToEnvdReady', 'guestToEnvdReady', 'envdInit'];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-const ms = (x) => (x === undefined ? '-' : `${x.toFixed(0)} ms`);
-
-async function artifactPrep() {
-  const t0 = performance.now();
-  const artifacts = await prepareGuestArtifacts({ cacheDir });
-  return { artifacts, ms: performance.now() - t0 };
+/**
+ * Waits until the pool is full and idle (`high` ready, nothing building):
+ * a refill running during the create would compete for the same CPUs.
+ */
+async function poolFull(node, high) {
+  for (let i = 0; i < 1200; i++) {
+    const level = node.poolLevel();
+    if (level !== undefined && level.ready >= high && level.building === 0) return;
+    await sleep(100);
+  }
+  throw new Error(`the restore pool never filled: ${JSON.stringify(node.poolLevel())}`);
 }
 
-function miniInitramfs(dir) {
-  const root = join(dir, 'root');
-  mkdirSync(join(root, 'bin'), { recursive: true });
-  copyFileSync('/bin/busybox', join(root, 'bin/busybox'));
-  writeFileSync(
-    join(root, 'init'),
-    '#!/bin/busybox sh\n/bin/busybox echo READY\n/bin/busybox poweroff -f\n',
-  );
-  chmodSync(join(root, 'init'), 0o755);
-  const out = join(dir, 'mini.cpio');
-  execFileSync('sh', ['-c', `cd ${root} && find . | cpio -o -H newc --quiet > ${out}`]);
+/** `runs` creates, each killed before the next: wall ms and the node's stage timings. */
+async function creates(ctx, node, label, pooled) {
+  const out = [];
+  for (let i = 0; i < ctx.params.runs; i++) {
+    if (pooled) await poolFull(node, POOL_HIGH);
+    const { id, ms } = await node.create();
+    out.push({ wall: ms, ...node.node.orchestrator.get(id).createTimings });
+    await node.kill(id);
+    ctx.progress(`${label} create ${i + 1}/${ctx.params.runs}: ${ms.toFixed(0)} ms`);
+  }
   return out;
 }
 
-function bareBoot(kernel, initrd, khz) {
-  const append = `console=ttyS0 panic=-1 quiet tsc_early_khz=${khz} tsc=reliable no_timer_check mitigations=off cryptomgr.notests`;
-  const args = [
-    '-M',
-    'microvm',
-    '-accel',
-    'tcg',
-    '-m',
-    '512',
-    '-nographic',
-    '-no-reboot',
-    '-nodefaults',
-    '-serial',
-    'stdio',
-  ];
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const p = spawn('qemu-system-x86_64', [
-      ...args,
-      '-kernel',
-      kernel,
-      '-initrd',
-      initrd,
-      '-append',
-      append,
-    ]);
-    let out = '';
-    let readyAt;
-    const timer = setTimeout(() => p.kill('SIGKILL'), 30_000);
-    p.stdout.on('data', (d) => {
-      out += d;
-      if (readyAt === undefined && out.includes('READY')) {
-        readyAt = performance.now() - t0;
-        p.kill('SIGKILL');
-      }
-    });
-    p.on('exit', () => {
-      clearTimeout(timer);
-      if (readyAt === undefined)
-        reject(new Error(`bare boot never printed READY: ${out.slice(-500)}`));
-      else resolve(readyAt);
-    });
-  });
-}
-
-async function createRuns(node) {
-  const samples = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    const res = await fetch(`${node.url}/v2/sandboxes`, {
-      method: 'POST',
-      headers: { 'x-api-key': node.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify({ templateID: 'base' }),
-    });
-    const wall = performance.now() - t0;
-    const body = await res.json();
-    if (res.status !== 201) throw new Error(`create failed: ${JSON.stringify(body)}`);
-    const stages = node.orchestrator.get(body.sandboxID).createTimings;
-    samples.push({ wall, ...stages });
-    await fetch(`${node.url}/sandboxes/${body.sandboxID}`, {
-      method: 'DELETE',
-      headers: { 'x-api-key': node.apiKey },
-    });
-    process.stderr.write(`  create ${i + 1}/${runs}: ${ms(wall)}\n`);
+function reportCreates(report, label, samples) {
+  report.samples(
+    `create, ${label} (API, end to end)`,
+    samples.map((s) => s.wall),
+  );
+  for (const k of STAGES) {
+    const xs = samples.map((s) => s[k]).filter((x) => x !== undefined);
+    if (xs.length > 0) report.samples(`  stage ${k}`, xs);
   }
-  return samples;
 }
 
-const work = mkdtempSync(join(tmpdir(), 'aenv-bench-create-'));
-try {
-  process.stderr.write('artifact preparation (cache check)...\n');
-  const prep = await artifactPrep();
-  const khz = (await hostCpuKhz()) ?? 2_000_000;
-  const initrd = miniInitramfs(work);
-  const bare = [];
-  for (let i = 0; i < runs; i++) bare.push(await bareBoot(prep.artifacts.kernel, initrd, khz));
-  const config = loadNodeConfig(undefined, {
-    AENV_HOME: join(work, 'home'),
-    AENV_PORT: '0',
-    AENV_ARTIFACTS_DIR: cacheDir,
-    AENV_NETWORK_PREFIX: 'bcreate',
-    AENV_NETWORK_ADDRESS_POOL: '10.252.0.0/24',
-    AENV_NETWORK_LOCK_DIR: join(work, 'lock'),
-    AENV_LOG_LEVEL: 'warn',
+/** Cold boots through the API: a disk-only pause, then a resume that boots. */
+async function coldBoots(ctx, node, count) {
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const { id } = await node.create();
+    await node.api('POST', `/sandboxes/${id}/pause`, { memory: false });
+    const r = await node.api('POST', `/sandboxes/${id}/resume`, { timeout: 600 });
+    out.push({ wall: r.ms, ...node.node.orchestrator.get(id).createTimings });
+    await node.kill(id);
+    ctx.progress(`cold boot ${i + 1}/${count}: ${r.ms.toFixed(0)} ms`);
+  }
+  return out;
+}
+
+function reportStageMetrics(report, label, metrics) {
+  for (const [op, stages] of Object.entries(metrics)) {
+    for (const [stage, m] of Object.entries(stages)) {
+      report.value(`${label}: ${op} ${stage}, mean of ${m.count}`, m.meanMs, 'ms', {
+        count: m.count,
+      });
+    }
+  }
+}
+
+async function noPoolPhase(ctx) {
+  const { report } = ctx;
+  const node = await startBenchNode(ctx, {
+    ...NODE,
+    env: { AENV_POOL_LOW: '0', AENV_POOL_HIGH: '0' },
   });
-  const node = await serveNode({ config, logger: createLogger('warn') });
-  let samples;
-  try {
-    samples = await createRuns(node);
-  } finally {
+  const before = await node.stageMetrics();
+  const plain = await creates(ctx, node, 'no pool', false);
+  const createMetrics = stageMetricsDelta(before, await node.stageMetrics());
+  const bare = await BareRestorer.open(ctx, node, {
+    prefix: 'bcrbare',
+    addressPool: '10.240.1.0/24',
+  });
+  const restores = [];
+  for (let i = 0; i < ctx.params.runs; i++) {
+    restores.push(await bare.restore());
+    ctx.progress(
+      `bare restore ${i + 1}/${ctx.params.runs}: ${restores.at(-1).healthyMs.toFixed(0)} ms`,
+    );
+  }
+  const boots = await coldBoots(ctx, node, ctx.params.boots);
+  await node.close();
+  report.section('create from the base template');
+  reportCreates(report, 'no pool', plain);
+  return { plain, restores, boots, createMetrics };
+}
+
+async function pooledPhase(ctx) {
+  const node = await startBenchNode(ctx, {
+    ...NODE,
+    // low = high: every take starts a refill (the pool refills only below
+    // its low watermark), so each create finds the same full, idle pool.
+    env: { AENV_POOL_LOW: String(POOL_HIGH), AENV_POOL_HIGH: String(POOL_HIGH) },
+  });
+  if (node.poolLevel() === undefined) {
+    ctx.report.skip('pooled creates', 'this node has no restore pool');
     await node.close();
+    return [];
   }
-  const col = (k) => samples.map((s) => s[k]).filter((x) => x !== undefined);
-  const rows = [
-    ['artifact prep (cached check, once per node)', prep.ms, undefined],
-    ['create, end to end (API)', pct(col('wall'), 50), pct(col('wall'), 90)],
-    [
-      '  vmm spawn (QEMU start → guest running)',
-      pct(col('vmmSpawn'), 50),
-      pct(col('vmmSpawn'), 90),
-    ],
-    [
-      '  kernel → init (init started envd)',
-      pct(col('kernelToInit'), 50),
-      pct(col('kernelToInit'), 90),
-    ],
-    [
-      '  init → envd ready (node startup in guest)',
-      pct(col('initToEnvdReady'), 50),
-      pct(col('initToEnvdReady'), 90),
-    ],
-    ['  envd /init', pct(col('envdInit'), 50), pct(col('envdInit'), 90)],
-    ['baseline: bare qemu boot, same kernel → READY', pct(bare, 50), pct(bare, 90)],
-  ];
-  console.log(`\ncreate latency, ${runs} runs (TCG; p50 / p90)`);
-  for (const [name, p50, p90] of rows)
-    console.log(`${name.padEnd(48)} ${ms(p50).padStart(9)} ${ms(p90).padStart(9)}`);
-  const ratio = pct(col('wall'), 50) / pct(bare, 50);
-  console.log(`\nratio create p50 / bare boot p50: ${ratio.toFixed(2)}x`);
-} finally {
-  rmSync(work, { recursive: true, force: true });
+  const pooled = await creates(ctx, node, 'pooled', true);
+  await node.close();
+  reportCreates(ctx.report, 'pooled', pooled);
+  return pooled;
 }
+
+async function plainQemu(ctx, count) {
+  const machine = await describeMachine();
+  const { kernel } = await prepareGuestArtifacts({ cacheDir: artifactsDir() });
+  const initrd = await miniInitramfs(ctx.work);
+  const accel = machine.virtualization.mode === 'kvm' ? 'kvm' : 'tcg';
+  const out = [];
+  for (let i = 0; i < count; i++) out.push(await bareQemuBoot({ kernel, initrd, accel }));
+  return out;
+}
+
+await runBench({
+  name: 'create',
+  title: 'create from a template vs. cold boot vs. the bare VMM restore of the same snapshot',
+  options: {
+    runs: { default: 6, quick: 2, doc: 'creates per variant' },
+    boots: { default: 3, quick: 1, doc: 'cold boots (API) and plain QEMU boots' },
+  },
+  requires: { root: true, commands: ['qemu-system-x86_64', 'qemu-img'] },
+  run: async (ctx) => {
+    const { report } = ctx;
+    const a = await noPoolPhase(ctx);
+    const pooled = await pooledPhase(ctx);
+    const qemu = await plainQemu(ctx, ctx.params.boots);
+    report.section('baselines');
+    report.samples(
+      'vmm driver restore of the same snapshot → running',
+      a.restores.map((r) => r.runningMs),
+    );
+    report.samples(
+      'vmm driver restore of the same snapshot → envd healthy',
+      a.restores.map((r) => r.healthyMs),
+    );
+    report.samples(
+      'cold boot of the same image (API resume of a disk-only pause)',
+      a.boots.map((b) => b.wall),
+    );
+    report.samples('plain QEMU boot, same kernel → READY (busybox initramfs)', qemu);
+    report.section('node stage metrics (GET /metrics, creates without pool)');
+    reportStageMetrics(report, 'node', a.createMetrics);
+    const p50 = (xs) => percentile(xs, 50);
+    const plainP50 = p50(a.plain.map((s) => s.wall));
+    const pooledP50 = p50(pooled.map((s) => s.wall));
+    const bareP50 = p50(a.restores.map((r) => r.healthyMs));
+    report.ratio(
+      'create no pool / bare VMM restore (p50)',
+      plainP50,
+      bareP50,
+      "the node's overhead",
+    );
+    report.ratio('create pooled / bare VMM restore (p50)', pooledP50, bareP50);
+    report.ratio('create no pool / pooled (p50)', plainP50, pooledP50);
+    report.ratio(
+      'cold boot (API) / create no pool (p50)',
+      p50(a.boots.map((b) => b.wall)),
+      plainP50,
+    );
+    report.ratio('plain QEMU boot to READY / create pooled (p50)', p50(qemu), pooledP50);
+  },
+});

@@ -1,63 +1,64 @@
 #!/usr/bin/env node
-// envd figures, side by side with baselines measured in the same run:
-//  - idle RSS of the envd bundle process (after start, and after serving
-//    requests, then idling) vs. a bare node HTTP server;
-//  - latency of `commands.run('true')` through the real e2b SDK on loopback
-//    (p50/p90) vs. spawning the same `/bin/bash -l -c true` directly.
-// Usage: npm run build && node bench/envd.mjs [iterations=200]
-// Runs envd from packages/envd/bundle in a temporary world (own passwd with
-// an unprivileged `user` when run as root); removes it afterwards.
+/**
+ * envd on the host, beside baselines measured in the same run:
+ *
+ * - idle Rss of the envd bundle process (after start, and after serving
+ *   commands, then idling) vs. a bare node HTTP server;
+ * - latency of `commands.run('true')` through the real e2b SDK on loopback
+ *   vs. spawning the same `/bin/bash -l -c true` directly.
+ *
+ * envd runs from packages/envd/bundle (`npm run build` makes it) in a
+ * temporary world (its own passwd with an unprivileged `user` when run as
+ * root), removed afterwards.
+ *
+ *   node bench/envd.mjs [--quick] [--iterations 200]
+ *
+ * @module
+ */
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Sandbox } from 'e2b';
+import { runBench } from './lib/bench-main.mjs';
 
-const root = new URL('..', import.meta.url).pathname;
-const bundle = join(root, 'packages/envd/bundle/envd.mjs');
-const iterations = Number(process.argv[2] ?? 200);
+const bundle = new URL('../packages/envd/bundle/envd.mjs', import.meta.url).pathname;
 const isRoot = process.getuid?.() === 0;
-
-const rssMiB = (pid) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs, p) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-function world() {
-  const dir = mkdtempSync(join(tmpdir(), 'envd-bench-'));
-  chmodSync(dir, 0o755);
+async function rssMiB(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+/** A root directory with passwd/group and a home for `user`. */
+async function world(dir) {
+  await chmod(dir, 0o755);
   const home = join(dir, 'home/user');
-  mkdirSync(home, { recursive: true });
+  await mkdir(home, { recursive: true });
   const uid = isRoot ? 4242 : process.getuid();
   const gid = isRoot ? 4242 : process.getgid();
-  if (isRoot) chownSync(home, uid, gid);
-  writeFileSync(
+  if (isRoot) await chown(home, uid, gid);
+  await writeFile(
     join(dir, 'passwd'),
     `root:x:0:0:root:${dir}:/bin/bash\nuser:x:${uid}:${gid}::${home}:/bin/bash\n`,
   );
-  writeFileSync(join(dir, 'group'), `root:x:0:\nuser:x:${gid}:\n`);
+  await writeFile(join(dir, 'group'), `root:x:0:\nuser:x:${gid}:\n`);
   return { dir, home, uid, gid };
 }
 
-async function startChild(args, cwd) {
-  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+/** Starts a node child that logs `{"port": N}` on stderr; registered for cleanup. */
+async function startChild(ctx, args) {
+  const child = spawn(process.execPath, args, { cwd: '/', stdio: ['ignore', 'ignore', 'pipe'] });
+  ctx.cleanup.add('stop child', () => child.kill('SIGTERM'));
   const port = await new Promise((resolve, reject) => {
     createInterface({ input: child.stderr }).on('line', (line) => {
       try {
         const j = JSON.parse(line);
         if (j.port) resolve(j.port);
       } catch {
-        // not a JSON log line: ignore
+        // not a JSON log line
       }
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}`)));
@@ -65,46 +66,18 @@ async function startChild(args, cwd) {
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
-const w = world();
-const envd = await startChild(
-  [
-    bundle,
-    '--port',
-    '0',
-    '--host',
-    '127.0.0.1',
-    '--root',
-    w.dir,
-    '--passwd',
-    join(w.dir, 'passwd'),
-    '--group',
-    join(w.dir, 'group'),
-  ],
-  '/',
-);
-const bare = await startChild(
-  [
-    '-e',
-    "const s=require('http').createServer((q,r)=>r.end()).listen(0,'127.0.0.1',()=>console.error(JSON.stringify({port:s.address().port})))",
-  ],
-  '/',
-);
-try {
-  await sleep(1000);
-  const envdIdle = rssMiB(envd.child.pid);
-  const bareIdle = rssMiB(bare.child.pid);
-
-  const sbx = await Sandbox.create({ debug: true, sandboxUrl: envd.url });
+async function commandLatency(envdUrl, w, n) {
+  const sbx = await Sandbox.create({ debug: true, sandboxUrl: envdUrl });
   for (let i = 0; i < 20; i++) await sbx.commands.run('true'); // warm up
   const viaEnvd = [];
-  for (let i = 0; i < iterations; i++) {
+  for (let i = 0; i < n; i++) {
     const t = performance.now();
     await sbx.commands.run('true');
     viaEnvd.push(performance.now() - t);
   }
   const direct = [];
   const asUser = isRoot ? { uid: w.uid, gid: w.gid } : {};
-  for (let i = 0; i < iterations; i++) {
+  for (let i = 0; i < n; i++) {
     const t = performance.now();
     spawnSync('/bin/bash', ['-l', '-c', 'true'], {
       cwd: w.home,
@@ -113,23 +86,45 @@ try {
     });
     direct.push(performance.now() - t);
   }
-  await sleep(2000);
-  const envdAfter = rssMiB(envd.child.pid);
-
-  const row = (name, a, b, unit) =>
-    console.log(
-      `${name.padEnd(34)} ${a.toFixed(1).padStart(8)} ${b.toFixed(1).padStart(10)} ${unit.padEnd(4)} ratio ${(a / b).toFixed(2)}`,
-    );
-  console.log(`${'metric'.padEnd(34)} ${'envd'.padStart(8)} ${'baseline'.padStart(10)}`);
-  row('idle RSS after start', envdIdle, bareIdle, 'MiB');
-  row(`idle RSS after ${iterations + 20} commands`, envdAfter, bareIdle, 'MiB');
-  row("commands.run('true') p50", pct(viaEnvd, 50), pct(direct, 50), 'ms');
-  row("commands.run('true') p90", pct(viaEnvd, 90), pct(direct, 90), 'ms');
-  console.log(
-    `(baselines: a bare node http server; spawnSync of /bin/bash -l -c true${isRoot ? ' as the same user' : ''}; ${iterations} runs each)`,
-  );
-} finally {
-  envd.child.kill('SIGTERM');
-  bare.child.kill('SIGTERM');
-  rmSync(w.dir, { recursive: true, force: true });
+  return { viaEnvd, direct };
 }
+
+await runBench({
+  name: 'envd',
+  title: "envd's idle memory and commands.run('true') vs. a bare server and a direct spawn",
+  options: { iterations: { default: 200, quick: 10, doc: 'commands per variant' } },
+  run: async (ctx) => {
+    const { report, params } = ctx;
+    if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build`);
+    const w = await world(ctx.work);
+    const envd = await startChild(ctx, [
+      ...[bundle, '--port', '0', '--host', '127.0.0.1', '--root', w.dir],
+      ...['--passwd', join(w.dir, 'passwd'), '--group', join(w.dir, 'group')],
+    ]);
+    const bare = await startChild(ctx, [
+      '-e',
+      "const s=require('http').createServer((q,r)=>r.end()).listen(0,'127.0.0.1',()=>console.error(JSON.stringify({port:s.address().port})))",
+    ]);
+    await sleep(1000);
+    const idle = { envd: await rssMiB(envd.child.pid), bare: await rssMiB(bare.child.pid) };
+    const lat = await commandLatency(envd.url, w, params.iterations);
+    await sleep(2000);
+    const after = await rssMiB(envd.child.pid);
+    report.section('memory');
+    report.value('envd idle Rss after start', idle.envd, 'MiB');
+    report.value(`envd idle Rss after ${params.iterations + 20} commands`, after, 'MiB');
+    report.value('baseline: bare node HTTP server idle Rss', idle.bare, 'MiB');
+    report.section("commands.run('true')");
+    report.samples('e2b SDK → envd on loopback', lat.viaEnvd);
+    report.samples(
+      `baseline: spawnSync bash -l -c true${isRoot ? ' as the same user' : ''}`,
+      lat.direct,
+    );
+    report.ratio('envd Rss after commands / bare server', after, idle.bare);
+    report.ratio(
+      'commands.run / direct spawn (p50)',
+      report.find('e2b SDK → envd on loopback').p50,
+      report.rows.at(-1).p50,
+    );
+  },
+});

@@ -1,118 +1,106 @@
 #!/usr/bin/env node
-// Fork vs create, on one node in one run:
-//   - fork of a running sandbox into 1, 4, 16 children (time until every
-//     child answers a command) vs. the same number of sequential creates
-//     from the template;
-//   - memory: PSS of each idle child's VMM process vs. the guest RAM size.
-//
-//   node bench/fork.mjs [--counts 1,4,16]
-//
-// Needs root and a built repo; artifacts from $AENV_ARTIFACTS_DIR
-// (default /var/tmp/aenv-test-cache).
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { createLogger, loadNodeConfig, serveNode } from '../packages/server/dist/src/index.js';
+/**
+ * Fork vs. create, on one node in one run: a running sandbox is forked
+ * into 1, 4, 16 and 32 children (timed until every child answers a
+ * command through the proxy), against the same number of sequential
+ * creates from the template (each also until it answers). Then the
+ * memory of the largest fork's idle children: Pss of each child's VMM
+ * process (clones of one fork snapshot share its clean pages).
+ *
+ *   node bench/fork.mjs [--quick] [--counts 1,4,16,32]
+ *
+ * Needs root and a built repo; artifacts from $AENV_ARTIFACTS_DIR.
+ *
+ * @module
+ */
+import { runBench } from './lib/bench-main.mjs';
+import { startBenchNode } from './lib/bench-node.mjs';
+import { toMiB } from './lib/host-memory.mjs';
+import { stageMetricsDelta } from './lib/stage-metrics.mjs';
 
-const { values } = parseArgs({ options: { counts: { type: 'string', default: '1,4,16' } } });
-const counts = values.counts.split(',').map(Number);
-const work = mkdtempSync(join(tmpdir(), 'aenv-bench-fork-'));
-const config = loadNodeConfig(undefined, {
-  AENV_HOME: join(work, 'home'),
-  AENV_PORT: '0',
-  AENV_ARTIFACTS_DIR: process.env.AENV_ARTIFACTS_DIR ?? '/var/tmp/aenv-test-cache',
-  AENV_NETWORK_PREFIX: 'bfork',
-  AENV_NETWORK_ADDRESS_POOL: '10.254.4.0/24',
-  AENV_NETWORK_POOL_HIGH: '20',
-  AENV_NETWORK_LOCK_DIR: join(work, 'lock'),
-  AENV_MAX_SANDBOXES: '40',
-  AENV_LOG_LEVEL: 'warn',
-});
-const node = await serveNode({ config, logger: createLogger('warn') });
-const headers = { 'x-api-key': node.apiKey, 'content-type': 'application/json' };
-const api = async (method, path, body) => {
-  const res = await fetch(`${node.url}${path}`, {
-    method,
-    headers,
-    body: JSON.stringify(body ?? {}),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-};
-/** Runs `true` in a sandbox through envd (a Connect stream through the proxy). */
-const answer = async (id) => {
-  const msg = Buffer.from(JSON.stringify({ process: { cmd: '/bin/true', args: [] } }));
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(msg.length, 1);
-  const res = await fetch(`${node.url}/process.Process/Start`, {
-    method: 'POST',
-    headers: { 'e2b-sandbox-id': id, 'content-type': 'application/connect+json' },
-    body: Buffer.concat([head, msg]),
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`sandbox ${id} did not answer: ${res.status}`);
-};
-const pssKiB = (id) => {
-  const pids = execFileSync('pgrep', ['-f', `sandboxes/${id}/`], { encoding: 'utf8' })
-    .trim()
-    .split('\n');
-  return pids.reduce((sum, pid) => {
-    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return sum + Number(m?.[1] ?? 0);
-  }, 0);
-};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const rows = [];
-let pss = [];
-try {
-  const parent = (await api('POST', '/v2/sandboxes', { templateID: 'base', timeout: 3600 }))
-    .sandboxID;
-  await answer(parent);
-  for (const n of counts) {
-    let t0 = performance.now();
-    const results = await api('POST', `/sandboxes/${parent}/fork`, { count: n });
-    const children = results.map((r) => {
-      if (r.error) throw new Error(`fork child failed: ${r.error.message}`);
-      return r.sandbox.sandboxID;
-    });
-    await Promise.all(children.map(answer));
-    const forkMs = performance.now() - t0;
-    if (n === Math.max(...counts)) {
-      await new Promise((r) => setTimeout(r, 2000));
-      pss = children.map(pssKiB);
-    }
-    for (const c of children) await api('DELETE', `/sandboxes/${c}`);
-    t0 = performance.now();
-    const created = [];
-    for (let i = 0; i < n; i++) {
-      const id = (await api('POST', '/v2/sandboxes', { templateID: 'base' })).sandboxID;
-      await answer(id);
-      created.push(id);
-    }
-    const createMs = performance.now() - t0;
-    for (const c of created) await api('DELETE', `/sandboxes/${c}`);
-    rows.push([n, forkMs, createMs]);
+/**
+ * Forks `parent` into `n` and waits for every child that started to
+ * answer: `{ ms, children, failed }`. A child that fails is a result (how
+ * a fork of this size fails on this host), not a crash of the benchmark.
+ */
+async function forkInto(node, parent, n) {
+  const t0 = performance.now();
+  const { json } = await node.api('POST', `/sandboxes/${parent}/fork`, { count: n });
+  const children = json.filter((r) => r.error === undefined).map((r) => r.sandbox.sandboxID);
+  const failed = json.filter((r) => r.error !== undefined).map((r) => r.error);
+  await Promise.all(children.map((c) => node.answer(c)));
+  return { ms: performance.now() - t0, children, failed };
+}
+
+/** `n` creates one after another, each until it answers: ms of all. */
+async function sequentialCreates(node, n) {
+  const t0 = performance.now();
+  const ids = [];
+  for (let i = 0; i < n; i++) {
+    const { id } = await node.create();
+    await node.answer(id);
+    ids.push(id);
   }
-  await api('DELETE', `/sandboxes/${parent}`);
-} finally {
-  await node.close();
-  rmSync(work, { recursive: true, force: true });
+  const ms = performance.now() - t0;
+  for (const id of ids) await node.kill(id);
+  return ms;
 }
 
-console.log('\nfork vs sequential creates (TCG; until every sandbox answers a command)');
-console.log('children   fork        creates     creates/fork');
-for (const [n, f, c] of rows) {
-  console.log(
-    `${String(n).padEnd(10)} ${`${f.toFixed(0)} ms`.padEnd(11)} ${`${c.toFixed(0)} ms`.padEnd(11)} ${(c / f).toFixed(2)}x`,
-  );
+async function childMemory(node, children) {
+  await sleep(2000);
+  const pss = [];
+  for (const c of children) pss.push(toMiB((await node.memory(c)).pss));
+  return pss;
 }
-if (pss.length > 0) {
-  const mean = pss.reduce((a, b) => a + b, 0) / pss.length / 1024;
-  const ram = config.sandbox.memoryMiB;
-  console.log(
-    `\nidle child PSS (VMM process): mean ${mean.toFixed(1)} MiB over ${pss.length} children; guest RAM ${ram} MiB (${((mean / ram) * 100).toFixed(1)}%)`,
-  );
-}
+
+await runBench({
+  name: 'fork',
+  title: 'fork into 1/4/16/32 children vs. as many sequential creates',
+  options: { counts: { default: [1, 4, 16, 32], quick: [1, 2], doc: 'children per fork' } },
+  requires: { root: true, commands: ['qemu-system-x86_64'] },
+  run: async (ctx) => {
+    const { report, params } = ctx;
+    const max = Math.max(...params.counts);
+    const node = await startBenchNode(ctx, {
+      name: 'node',
+      prefix: 'bfork',
+      addressPool: '10.240.8.0/24',
+      env: { AENV_MAX_SANDBOXES: String(max + 8), AENV_MAX_FORK_COUNT: String(Math.min(100, max)) },
+    });
+    const { id: parent } = await node.create();
+    await node.answer(parent);
+    const before = await node.stageMetrics();
+    let pss = [];
+    for (const n of params.counts) {
+      const fork = await forkInto(node, parent, n);
+      if (n === max) pss = await childMemory(node, fork.children);
+      for (const c of fork.children) await node.kill(c);
+      const seq = await sequentialCreates(node, n);
+      ctx.progress(`${n} children: fork ${fork.ms.toFixed(0)} ms, creates ${seq.toFixed(0)} ms`);
+      report.section(`${n} children`);
+      report.value(`fork into ${n}, until all answer`, fork.ms, 'ms');
+      report.value(`${n} sequential creates, until each answers`, seq, 'ms');
+      report.value(`fork, per child`, fork.ms / n, 'ms');
+      if (fork.failed.length > 0) {
+        report.value('children that failed to start', fork.failed.length, 'children');
+        const why = [
+          ...new Set(
+            fork.failed.map((e) => `${e.error_code ?? e.code ?? ''} ${e.message ?? ''}`.trim()),
+          ),
+        ];
+        report.note(`fork into ${n}: ${fork.failed.length} children failed: ${why.join('; ')}`);
+      }
+      report.ratio(`${n} sequential creates / fork into ${n}`, seq, fork.ms);
+    }
+    const metrics = stageMetricsDelta(before, await node.stageMetrics());
+    await node.kill(parent);
+    report.section(`idle children of the ${max}-child fork`);
+    report.samples('Pss per child VMM process', pss, 'MiB');
+    report.value('guest RAM per child', node.config.sandbox.memoryMiB, 'MiB');
+    const ckpt = metrics.fork?.checkpoint;
+    if (ckpt !== undefined)
+      report.value(`node: fork checkpoint, mean of ${ckpt.count}`, ckpt.meanMs, 'ms');
+  },
+});

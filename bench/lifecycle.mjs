@@ -1,138 +1,130 @@
 #!/usr/bin/env node
-// Lifecycle latency through the node API, each next to what the VMM alone
-// spent (from the vmm package's diagnostics events), on one node in one run:
-//   - create from the base template (a snapshot restore) vs. a cold boot of
-//     the same image (a disk-only pause resumes by booting) — the ratio;
-//   - pause and resume of an idle sandbox and of one that dirtied 64 MiB.
-//
-//   node bench/lifecycle.mjs [--runs 10]
-//
-// Needs root (network slots) and a built repo. Artifacts come from
-// $AENV_ARTIFACTS_DIR (default /var/tmp/aenv-test-cache).
-import { subscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { createLogger, loadNodeConfig, serveNode } from '../packages/server/dist/src/index.js';
+/**
+ * Pause and resume through the node API against guest RAM size and the
+ * size of what the guest dirtied, each next to what the VMM alone spent on
+ * the same operation (the vmm package's diagnostics events of that very
+ * pause or resume) and the RAM diff the pause wrote.
+ *
+ * For each RAM size a node is started whose base template has that much
+ * RAM; for each dirty size a fresh sandbox (the diff is cumulative since
+ * the template, so each cell starts clean) writes that many MiB of random
+ * data into its tmpfs before every pause, then resumes.
+ *
+ *   node bench/lifecycle.mjs [--quick] [--runs 3] [--ram 512,2048] [--dirty 0,16,64]
+ *
+ * Needs root and a built repo; artifacts from $AENV_ARTIFACTS_DIR.
+ *
+ * @module
+ */
+import { readManifest } from '@aenv/vmm';
+import { runBench } from './lib/bench-main.mjs';
+import { startBenchNode } from './lib/bench-node.mjs';
+import { toMiB } from './lib/host-memory.mjs';
+import { percentile } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
-const runs = Number(values.runs);
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
-const vmmMs = { restore: [], snapshot: [], boot: [] };
-for (const op of Object.keys(vmmMs)) {
-  subscribe(`aenv:vmm:${op}`, (e) => {
-    if (e['error.code'] === undefined) vmmMs[op].push(e.duration_ms);
-  });
+/** Size of the RAM diff of a paused sandbox's snapshot, bytes (0 for a full memory file). */
+async function diffBytes(node, id) {
+  const { state } = node.node;
+  const snap = state.snapshots.get(node.node.orchestrator.get(id).pausedSnapshotId);
+  if (snap.dir === undefined) return 0;
+  const manifest = await readManifest(snap.dir);
+  return manifest.memory?.diff?.bytes ?? 0;
 }
 
-const pct = (xs, p) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-
-const work = mkdtempSync(join(tmpdir(), 'aenv-bench-life-'));
-const config = loadNodeConfig(undefined, {
-  AENV_HOME: join(work, 'home'),
-  AENV_PORT: '0',
-  AENV_ARTIFACTS_DIR: process.env.AENV_ARTIFACTS_DIR ?? '/var/tmp/aenv-test-cache',
-  AENV_NETWORK_PREFIX: 'blife',
-  AENV_NETWORK_ADDRESS_POOL: '10.254.0.0/24',
-  AENV_NETWORK_LOCK_DIR: join(work, 'lock'),
-  AENV_LOG_LEVEL: 'warn',
-});
-const node = await serveNode({ config, logger: createLogger('warn') });
-const headers = { 'x-api-key': node.apiKey, 'content-type': 'application/json' };
-const api = async (method, path, body) => {
-  const t0 = performance.now();
-  const res = await fetch(`${node.url}${path}`, {
-    method,
-    headers,
-    body: JSON.stringify(body ?? {}),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return { ms: performance.now() - t0, json: text === '' ? undefined : JSON.parse(text) };
-};
-const exec = (id, cmd) =>
-  fetch(`${node.url}/process.Process/Start`, {
-    method: 'POST',
-    headers: { 'e2b-sandbox-id': id, 'content-type': 'application/connect+json' },
-    body: (() => {
-      const msg = Buffer.from(JSON.stringify({ process: { cmd: '/bin/bash', args: ['-c', cmd] } }));
-      const head = Buffer.alloc(5);
-      head.writeUInt32BE(msg.length, 1);
-      return Buffer.concat([head, msg]);
-    })(),
-  }).then((r) => r.arrayBuffer());
-
-const rows = [];
-function row(name, ours, bare) {
-  rows.push([name, pct(ours, 50), pct(ours, 99), pct(bare, 50), pct(bare, 99)]);
+/** `runs` dirty → pause → resume cycles of one fresh sandbox. */
+async function cell(ctx, node, dirty) {
+  const { id } = await node.create();
+  const c = { pause: [], vmmPause: [], seal: [], resume: [], vmmRestore: [], diff: [] };
+  try {
+    for (let i = 0; i < ctx.params.runs; i++) {
+      if (dirty > 0) {
+        await node.run(id, `dd if=/dev/urandom of=/dev/shm/d bs=1M count=${dirty} 2>/dev/null`);
+      }
+      for (const op of ['pause', 'snapshot', 'restore', 'seal']) node.vmm.take(op);
+      c.pause.push((await node.api('POST', `/sandboxes/${id}/pause`)).ms);
+      c.vmmPause.push(sum(node.vmm.take('pause')) + sum(node.vmm.take('snapshot')));
+      c.seal.push(...node.vmm.take('seal'));
+      c.diff.push(toMiB(await diffBytes(node, id)));
+      c.resume.push((await node.api('POST', `/sandboxes/${id}/resume`, { timeout: 3600 })).ms);
+      c.vmmRestore.push(sum(node.vmm.take('restore')));
+    }
+  } finally {
+    await node.kill(id);
+  }
+  return c;
 }
-const take = (op) => vmmMs[op].splice(0);
 
-try {
-  // create (restore) vs cold boot (a disk-only paused sandbox resumes by booting)
-  take('restore');
-  const creates = [];
-  const ids = [];
-  for (let i = 0; i < runs; i++) {
-    const r = await api('POST', '/v2/sandboxes', { templateID: 'base', timeout: 600 });
-    creates.push(r.ms);
-    ids.push(r.json.sandboxID);
-  }
-  row('create from template (restore)', creates, take('restore'));
-  const boots = [];
-  for (const id of ids.slice(0, Math.min(runs, 5))) {
-    await api('POST', `/sandboxes/${id}/pause`, { memory: false });
-    take('boot');
-    boots.push((await api('POST', `/sandboxes/${id}/resume`, { timeout: 600 })).ms);
-  }
-  row('cold boot of the same image (API)', boots, take('boot'));
-  for (const id of ids) await api('DELETE', `/sandboxes/${id}`);
+function reportCell(report, label, c) {
+  report.samples(`pause, ${label} (API)`, c.pause);
+  report.samples(`  VMM alone: stop + device state + RAM diff`, c.vmmPause);
+  if (c.seal.length > 0) report.samples(`  disk seal`, c.seal);
+  report.samples(`  RAM diff written`, c.diff, 'MiB');
+  report.samples(`resume, ${label} (API, to envd /init answered)`, c.resume);
+  report.samples(`  VMM alone: restore to running`, c.vmmRestore);
+}
 
-  // pause / resume, idle and after dirtying 64 MiB
-  for (const [label, dirty] of [
-    ['idle', 0],
-    ['64 MiB dirtied', 64],
-  ]) {
-    const { json } = await api('POST', '/v2/sandboxes', { templateID: 'base', timeout: 3600 });
-    const pauses = [];
-    const resumes = [];
-    take('snapshot');
-    take('restore');
-    for (let i = 0; i < runs; i++) {
-      if (dirty > 0)
-        await exec(
-          json.sandboxID,
-          `dd if=/dev/urandom of=/dev/shm/d bs=1M count=${dirty} 2>/dev/null`,
-        );
-      pauses.push((await api('POST', `/sandboxes/${json.sandboxID}/pause`)).ms);
-      resumes.push(
-        (await api('POST', `/sandboxes/${json.sandboxID}/connect`, { timeout: 3600 })).ms,
+/** One node per RAM size, one fresh sandbox per dirty size. */
+async function measure(ctx) {
+  const { report, params } = ctx;
+  const cells = [];
+  for (const [i, ram] of params.ram.entries()) {
+    const node = await startBenchNode(ctx, {
+      name: `ram${ram}`,
+      prefix: `blife${i}`,
+      addressPool: `10.240.${4 + i}.0/24`,
+      memoryMiB: ram,
+      env: { AENV_POOL_LOW: '0', AENV_POOL_HIGH: '0' },
+    });
+    report.section(`guest RAM ${ram} MiB`);
+    for (const dirty of params.dirty) {
+      const c = await cell(ctx, node, dirty);
+      reportCell(report, `${dirty} MiB dirtied`, c);
+      cells.push({ ram, dirty, c });
+      const p = percentile(c.pause, 50).toFixed(0);
+      ctx.progress(`RAM ${ram} MiB, ${dirty} MiB dirtied: pause p50 ${p} ms`);
+    }
+    await node.close();
+  }
+  return cells;
+}
+
+/** API vs VMM per cell; scaling with the dirty size and with RAM at p50. */
+function reportRatios(report, params, cells) {
+  const p50 = (xs) => percentile(xs ?? [], 50);
+  for (const { ram, dirty, c } of cells) {
+    const at = `RAM ${ram}, ${dirty} MiB (p50)`;
+    report.ratio(`pause API / VMM alone, ${at}`, p50(c.pause), p50(c.vmmPause));
+    report.ratio(`resume API / VMM alone, ${at}`, p50(c.resume), p50(c.vmmRestore));
+  }
+  const find = (ram, dirty) => cells.find((x) => x.ram === ram && x.dirty === dirty)?.c;
+  const [r0, rN] = [params.ram[0], params.ram.at(-1)];
+  const [d0, dN] = [params.dirty[0], params.dirty.at(-1)];
+  const base = find(r0, d0);
+  const dirtiest = find(r0, dN);
+  for (const op of ['pause', 'resume']) {
+    const name = `${op} ${dN} / ${d0} MiB dirtied, RAM ${r0} (p50)`;
+    report.ratio(name, p50(dirtiest?.[op]), p50(base?.[op]));
+    if (rN !== r0) {
+      const big = find(rN, d0);
+      report.ratio(
+        `${op} RAM ${rN} / ${r0} MiB, ${d0} MiB dirtied (p50)`,
+        p50(big?.[op]),
+        p50(base?.[op]),
       );
     }
-    row(`pause, ${label}`, pauses, take('snapshot'));
-    row(`resume, ${label}`, resumes, take('restore'));
-    await api('DELETE', `/sandboxes/${json.sandboxID}`);
   }
-} finally {
-  await node.close();
-  rmSync(work, { recursive: true, force: true });
 }
 
-const f = (x) => (Number.isNaN(x) ? '-' : `${x.toFixed(0)} ms`);
-console.log(
-  `\nlifecycle latency, ${runs} runs, TCG (API p50/p99 | VMM alone p50/p99 | API/VMM at p50)`,
-);
-for (const [name, a50, a99, b50, b99] of rows) {
-  const ratio = Number.isNaN(b50) ? '-' : `${(a50 / b50).toFixed(1)}x`;
-  console.log(
-    `${name.padEnd(36)} ${f(a50).padStart(8)} ${f(a99).padStart(8)} | ${f(b50).padStart(8)} ${f(b99).padStart(8)} | ${ratio}`,
-  );
-}
-const createP50 = rows[0][1];
-const bootP50 = rows[1][1];
-console.log(`\ncold boot / create-from-template at p50: ${(bootP50 / createP50).toFixed(1)}x`);
+await runBench({
+  name: 'lifecycle',
+  title: 'pause and resume vs. guest RAM size and dirty-set size, API vs. the VMM alone',
+  options: {
+    runs: { default: 3, quick: 1, doc: 'pause/resume cycles per cell' },
+    ram: { default: [512, 2048], quick: [512], doc: 'guest RAM sizes (MiB), one node each' },
+    dirty: { default: [0, 16, 64], quick: [0, 16], doc: 'MiB dirtied before each pause' },
+  },
+  requires: { root: true, commands: ['qemu-system-x86_64'] },
+  run: async (ctx) => reportRatios(ctx.report, ctx.params, await measure(ctx)),
+});

@@ -1,45 +1,27 @@
 #!/usr/bin/env node
-// Network slot benchmark: acquire latency from the pool vs. a cold slot
-// build, side by side, plus release, policy replacement and bulk build.
-//
-//   npm run build && node bench/network.mjs [iterations=40]
-//
-// Needs root. Everything runs inside a network namespace this script
-// creates ("b<random>-host") with a lock directory under the OS temp
-// dir; both are removed at the end, also on failure. Prints figures, never
-// fails on them (these machines are noisy: compare the columns of one run).
+/**
+ * Network slots: acquire from the pool against a cold slot build, side by
+ * side, plus release (scrub into the pool vs. destroy), egress policy
+ * replacement on a running slot, and a bulk build of many slots.
+ *
+ * Everything runs inside a network namespace this benchmark creates
+ * (`b<random>-host`), with a lock directory in its work directory; both
+ * are removed at the end, also on failure.
+ *
+ *   node bench/network.mjs [--quick] [--iterations 40] [--bulk 200]
+ *
+ * @module
+ */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '@aenv/shared';
+import { readdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { SlotManager, networkConfigSchema, parseNetworkUpdate } from '@aenv/network';
+import { loadConfig } from '@aenv/shared';
+import { runBench } from './lib/bench-main.mjs';
 
-const N = Number(process.argv[2] ?? 40);
-const id = `b${randomBytes(2).toString('hex')}`;
-const hostNetns = `${id}-host`;
-const lockDir = mkdtempSync(join(tmpdir(), 'aenv-net-bench-'));
-let prefixes = 0;
-
-function config(low, high) {
-  const base = loadConfig(networkConfigSchema, { env: {} });
-  return {
-    ...base,
-    prefix: `${id}${prefixes++}`,
-    lockDir,
-    dnsServer: 'none',
-    slotPool: { low, high },
-  };
-}
-
-function stats(samples) {
-  const s = [...samples].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
-  return { p50: q(0.5), p99: q(0.99), mean: s.reduce((a, b) => a + b, 0) / s.length };
-}
+const exec = promisify(execFile);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function timed(fn) {
   const t0 = performance.now();
@@ -51,29 +33,37 @@ async function until(cond) {
   while (!cond()) await sleep(5);
 }
 
-async function bench() {
-  const rows = [];
-  const row = (name, samples) => rows.push({ name, ...stats(samples) });
+/** Slot managers under one host netns, each with a prefix of its own. */
+function managers(ctx, id, hostNetns) {
+  let n = 0;
+  return (low, high) => {
+    const base = loadConfig(networkConfigSchema, { env: {} });
+    const config = {
+      ...base,
+      prefix: `${id}${n++}`,
+      lockDir: ctx.work,
+      dnsServer: 'none',
+      slotPool: { low, high },
+    };
+    return SlotManager.start({ config, netns: hostNetns });
+  };
+}
 
-  // Cold: every acquire builds a slot; every release destroys it.
-  const cold = await SlotManager.start({ config: config(0, 0), netns: hostNetns });
-  const coldAcq = [];
-  const destroy = [];
-  for (let i = 0; i < N; i++) {
+async function coldAndPooled(start, n) {
+  const r = { coldAcq: [], destroy: [], poolAcq: [], scrub: [], apply: [] };
+  const cold = await start(0, 0);
+  for (let i = 0; i < n; i++) {
     const [ms, slot] = await timed(() => cold.acquire());
-    coldAcq.push(ms);
-    destroy.push((await timed(() => cold.release(slot)))[0]);
+    r.coldAcq.push(ms);
+    r.destroy.push((await timed(() => cold.release(slot)))[0]);
   }
   await cold.close();
-
-  // Pool: acquire from a full pool (no refill runs while measuring).
-  const pooled = await SlotManager.start({ config: config(4, N + 4), netns: hostNetns });
-  await until(() => pooled.stats().ready === N + 4);
-  const poolAcq = [];
+  const pooled = await start(4, n + 4);
+  await until(() => pooled.stats().ready === n + 4);
   const held = [];
-  for (let i = 0; i < N; i++) {
+  for (let i = 0; i < n; i++) {
     const [ms, slot] = await timed(() => pooled.acquire());
-    poolAcq.push(ms);
+    r.poolAcq.push(ms);
     held.push(slot);
   }
   const narrow = parseNetworkUpdate({
@@ -81,65 +71,57 @@ async function bench() {
     denyOut: ['0.0.0.0/0'],
   });
   const wide = parseNetworkUpdate({ denyOut: ['192.0.2.0/24'] });
-  const apply = [];
-  for (let i = 0; i < N; i++) {
-    apply.push((await timed(() => pooled.applyPolicy(held[0], i % 2 === 0 ? narrow : wide)))[0]);
+  for (let i = 0; i < n; i++) {
+    r.apply.push((await timed(() => pooled.applyPolicy(held[0], i % 2 === 0 ? narrow : wide)))[0]);
   }
-  const scrub = [];
-  for (const slot of held) scrub.push((await timed(() => pooled.release(slot)))[0]);
+  for (const slot of held) r.scrub.push((await timed(() => pooled.release(slot)))[0]);
   await pooled.close();
-
-  row('acquire, cold build', coldAcq);
-  row('acquire, from pool', poolAcq);
-  row('release, scrub into pool', scrub);
-  row('release, destroy', destroy);
-  row('policy replace (running slot)', apply);
-
-  // Bulk: fill a pool of 200 (batches of 16), then close (destroy all).
-  const [startMs, bulk] = await timed(() =>
-    SlotManager.start({ config: config(200, 200), netns: hostNetns }),
-  );
-  const [fillMs] = await timed(() => until(() => bulk.stats().ready === 200));
-  const [closeMs] = await timed(() => bulk.close());
-  return { rows, bulk: { startMs, fillMs, closeMs } };
+  return r;
 }
 
-function print({ rows, bulk }) {
-  const f = (x) => x.toFixed(1).padStart(8);
-  console.log(`network slots, ${N} samples each (ms)`);
-  console.log(
-    `${'operation'.padEnd(32)}${'p50'.padStart(8)}${'p99'.padStart(8)}${'mean'.padStart(8)}`,
-  );
-  for (const r of rows) console.log(`${r.name.padEnd(32)}${f(r.p50)}${f(r.p99)}${f(r.mean)}`);
-  const [cold, pool] = rows;
-  console.log(
-    `pool vs cold acquire: p50 ${(cold.p50 / pool.p50).toFixed(1)}x faster, p99 ${(cold.p99 / pool.p99).toFixed(1)}x faster`,
-  );
-  console.log(
-    `bulk: 200 slots built in ${bulk.fillMs.toFixed(0)} ms (${(bulk.fillMs / 200).toFixed(1)} ms/slot, after a ${bulk.startMs.toFixed(0)} ms start); closing destroyed them in ${bulk.closeMs.toFixed(0)} ms`,
-  );
+async function bulk(start, count) {
+  const [startMs, m] = await timed(() => start(count, count));
+  const [fillMs] = await timed(() => until(() => m.stats().ready === count));
+  const [closeMs] = await timed(() => m.close());
+  return { startMs, fillMs, closeMs };
 }
 
-function cleanup() {
-  const ours = readdirSync('/run/netns').filter((n) => n.startsWith(id));
-  for (const ns of ours) execFileSync('ip', ['netns', 'del', ns]);
-  rmSync(lockDir, { recursive: true, force: true });
-  return ours.filter((n) => n !== hostNetns);
-}
-
-if (process.getuid?.() !== 0) {
-  console.log('skipped: needs root (network namespaces, nftables)');
-  process.exit(0);
-}
-execFileSync('ip', ['netns', 'add', hostNetns]);
-let status = 0;
-try {
-  print(await bench());
-} catch (err) {
-  console.error(err);
-  status = 1;
-} finally {
-  const left = cleanup();
-  if (left.length > 0) console.log(`left behind by the managers (removed): ${left.join(' ')}`);
-}
-process.exit(status);
+await runBench({
+  name: 'network',
+  title: 'network slot acquire from the pool vs. a cold build; release, policy, bulk build',
+  options: {
+    iterations: { default: 40, quick: 4, doc: 'samples per operation' },
+    bulk: { default: 200, quick: 8, doc: 'slots in the bulk build' },
+  },
+  requires: { root: true, commands: ['ip', 'nft'] },
+  run: async (ctx) => {
+    const { report, params } = ctx;
+    const id = `b${randomBytes(2).toString('hex')}`;
+    const hostNetns = `${id}-host`;
+    await exec('ip', ['netns', 'add', hostNetns]);
+    ctx.cleanup.add('remove the namespaces', async () => {
+      const ours = (await readdir('/run/netns')).filter((n) => n.startsWith(id));
+      for (const ns of ours) await exec('ip', ['netns', 'del', ns]);
+      if (ours.some((n) => n !== hostNetns))
+        report.note(`left behind by the managers (removed): ${ours.join(' ')}`);
+    });
+    const start = managers(ctx, id, hostNetns);
+    const r = await coldAndPooled(start, params.iterations);
+    report.section('one slot at a time');
+    report.samples('acquire, cold build', r.coldAcq);
+    report.samples('acquire, from pool', r.poolAcq);
+    report.samples('release, scrub into pool', r.scrub);
+    report.samples('release, destroy', r.destroy);
+    report.samples('policy replace (running slot)', r.apply);
+    const b = await bulk(start, params.bulk);
+    report.section(`bulk: a pool of ${params.bulk}`);
+    report.value('manager start', b.startMs, 'ms');
+    report.value(`build ${params.bulk} slots`, b.fillMs, 'ms');
+    report.value('per slot', b.fillMs / params.bulk, 'ms');
+    report.value(`close (destroy ${params.bulk})`, b.closeMs, 'ms');
+    const cold = report.find('acquire, cold build');
+    const pool = report.find('acquire, from pool');
+    report.ratio('cold build / pool acquire (p50)', cold.p50, pool.p50);
+    report.ratio('cold build / pool acquire (p99)', cold.p99, pool.p99);
+  },
+});

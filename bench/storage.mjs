@@ -1,32 +1,25 @@
 #!/usr/bin/env node
-// Storage engine benchmark, with QEMU's own client (`qemu-img bench`):
-// sequential and 4 KiB random reads and writes through the engine's NBD
-// server, next to the same raw file opened directly by QEMU and served by
-// `qemu-nbd` over the same kind of unix socket (which separates the cost of
-// NBD itself from the cost of the engine). Then a cold read of an image
-// whose layer sits behind a local S3 server (s3rver) with an empty chunk
-// cache, against the warm re-read, and the main thread's event-loop delay
-// while the NBD server runs in its worker versus inline.
-//
-//   npm run build && node bench/storage.mjs [imageMiB=256]
-//
-// Everything lives in a temporary directory removed at the end, also on
-// failure; every server listens on loopback or a unix socket. Prints
-// figures, never fails on them (compare the columns of one run: these
-// machines are noisy).
+/**
+ * Storage engine with QEMU's own client (`qemu-img bench`): sequential and
+ * 4 KiB random reads and writes through the engine's NBD server, next to
+ * the same raw file opened directly by QEMU and served by `qemu-nbd` over
+ * the same kind of unix socket (which separates the cost of NBD itself
+ * from the cost of the engine). Then a cold read of an image whose layer
+ * sits behind a local S3 server (s3rver on loopback) with an empty chunk
+ * cache, against the warm re-read; and the main thread's event-loop delay
+ * while the NBD server runs in its worker versus inline.
+ *
+ *   node bench/storage.mjs [--quick] [--image-mib 256] [--rand-ops 20000]
+ *
+ * Everything lives in the work directory, removed at the end; every server
+ * listens on loopback or a unix socket.
+ *
+ * @module
+ */
 import { Buffer } from 'node:buffer';
 import { execFile, spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
-import {
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  rmSync,
-  writeSync,
-  closeSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, copyFileSync, existsSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,30 +34,33 @@ import {
   nbdUnixUri,
   useSyncIo,
 } from '@aenv/storage';
+import { runBench } from './lib/bench-main.mjs';
 
 const exec = promisify(execFile);
 const MiB = 1 << 20;
-const SIZE = Number(process.argv[2] ?? 256) * MiB;
-const dir = mkdtempSync(join(tmpdir(), 'aenv-storage-bench-'));
-const cleanups = [];
+/** Set by the run: image size (bytes), random ops per workload, work directory, undo stack. */
+let SIZE = 0;
+let RAND_OPS = 0;
+let dir = '';
+let cleanups;
 
 /** `qemu-img bench` workloads: [name, extra args, request size, request count]. */
 const STRIDE = 4096 * 7919; // odd number of blocks: visits every block of a power-of-two image
-const WORKLOADS = [
+const workloads = () => [
   [
     'seq read 128K',
     ['-s', String(128 << 10), '-S', String(128 << 10)],
     128 << 10,
     SIZE / (128 << 10),
   ],
-  ['rand read 4K', ['-s', '4096', '-S', String(STRIDE)], 4096, 20000],
+  ['rand read 4K', ['-s', '4096', '-S', String(STRIDE)], 4096, RAND_OPS],
   [
     'seq write 128K',
     ['-w', '-s', String(128 << 10), '-S', String(128 << 10)],
     128 << 10,
     SIZE / (128 << 10),
   ],
-  ['rand write 4K', ['-w', '-s', '4096', '-S', String(STRIDE)], 4096, 20000],
+  ['rand write 4K', ['-w', '-s', '4096', '-S', String(STRIDE)], 4096, RAND_OPS],
 ];
 
 function makeRaw(path) {
@@ -99,7 +95,7 @@ async function startQemuNbd(file, socket) {
       stdio: 'ignore',
     },
   );
-  cleanups.push(() => child.kill('SIGTERM'));
+  cleanups.add('stop qemu-nbd', () => child.kill('SIGTERM'));
   for (let i = 0; i < 200 && !existsSync(socket); i++) await sleep(10);
   return child;
 }
@@ -121,10 +117,10 @@ async function blockBench(image) {
     upper: { dir: join(dir, upper) },
   });
   const server = await NbdServer.start({ socketDir: join(dir, 'sock') });
-  cleanups.push(() => server.close());
+  cleanups.add('close nbd server', () => server.close());
   const socket = await server.addExport('bench', spec('upper'));
   const pooled = await NbdServer.start({ socketDir: join(dir, 'sock-pool'), syncIo: false });
-  cleanups.push(() => pooled.close());
+  cleanups.add('close nbd server', () => pooled.close());
   const poolSocket = await pooled.addExport('pool', spec('upper-pool'));
   const targets = [
     ['raw file (QEMU file driver)', rawFile],
@@ -133,7 +129,7 @@ async function blockBench(image) {
     ['engine, thread-pool I/O', nbdUnixUri(poolSocket, 'pool')],
   ];
   const rows = [];
-  for (const [name, args, size, count] of WORKLOADS) {
+  for (const [name, args, size, count] of workloads()) {
     const row = { name };
     for (const [tname, target] of targets) {
       const secs = await qemuBench(target, args, count);
@@ -156,7 +152,7 @@ async function startS3() {
     configureBuckets: [{ name: 'bench', configs: [] }],
   });
   const { port } = await server.run();
-  cleanups.push(async () => {
+  cleanups.add('stop s3rver', async () => {
     server.httpServer?.closeAllConnections();
     await server.close();
   });
@@ -175,7 +171,7 @@ async function lazyBench() {
   const { image } = await importRawImage(join(dir, 'base.raw'), { store, workDir: dir });
   await store.close();
   const server = await NbdServer.start({ socketDir: join(dir, 'sock-s3') });
-  cleanups.push(() => server.close());
+  cleanups.add('close nbd server', () => server.close());
   const socket = await server.addExport('lazy', {
     image,
     store: spec,
@@ -208,65 +204,70 @@ async function lagBench(image) {
   });
   const args = ['-w', '-s', '4096', '-S', String(STRIDE)];
   const server = await NbdServer.start({ socketDir: join(dir, 'sock-lag') });
-  cleanups.push(() => server.close());
+  cleanups.add('close nbd server', () => server.close());
   const ws = await server.addExport('worker', spec('u-worker'));
-  const worker = await lagWhile(() => qemuBench(nbdUnixUri(ws, 'worker'), args, 20000));
+  const worker = await lagWhile(() => qemuBench(nbdUnixUri(ws, 'worker'), args, RAND_OPS));
   await server.close();
   // The same server code on the main thread, with the same synchronous file I/O.
   useSyncIo(true);
   const host = new NbdHost({ socketDir: join(dir, 'sock-inline') });
-  cleanups.push(() => host.close());
+  cleanups.add('close nbd host', () => host.close());
   const is = await host.addExport('inline', spec('u-inline'));
-  const inline = await lagWhile(() => qemuBench(nbdUnixUri(is, 'inline'), args, 20000));
+  const inline = await lagWhile(() => qemuBench(nbdUnixUri(is, 'inline'), args, RAND_OPS));
   await host.close();
   useSyncIo(false);
   return { worker, inline };
 }
 
-async function main() {
-  console.log(`storage bench: ${SIZE / MiB} MiB image, qemu-img bench depth 16, in ${dir}`);
-  makeRaw(join(dir, 'base.raw'));
-  const { image } = await importRawImage(join(dir, 'base.raw'), {
-    store: new FsBlobStore(join(dir, 'store')),
-    workDir: dir,
-  });
-
-  const { rows, targets } = await blockBench(image);
-  console.log('\nthroughput (MB/s | IOPS), and the engine as a fraction of each baseline:');
+/** Sequential workloads in MB/s, random ones in IOPS; the engine as a fraction of each baseline. */
+function reportBlock(report, rows, targets) {
   for (const r of rows) {
-    const cells = targets.map(
-      (t) => `${t}: ${r[t].mbps.toFixed(0)} MB/s ${r[t].iops.toFixed(0)} IOPS`,
-    );
-    const e = r[targets[2]];
-    const ratios =
-      `engine/raw ${(e.mbps / r[targets[0]].mbps).toFixed(2)}, ` +
-      `engine/qemu-nbd ${(e.mbps / r[targets[1]].mbps).toFixed(2)}, ` +
-      `sync/pool I/O ${(e.mbps / r[targets[3]].mbps).toFixed(2)}`;
-    console.log(`  ${r.name}\n    ${cells.join('\n    ')}\n    -> ${ratios}`);
+    const random = r.name.startsWith('rand');
+    const [key, unit] = random ? ['iops', 'IOPS'] : ['mbps', 'MB/s'];
+    report.section(`qemu-img bench, ${r.name} (depth 16)`);
+    for (const t of targets) report.value(t, r[t][key], unit);
+    const e = r[targets[2]][key];
+    report.ratio(`${r.name}: engine / raw file`, e, r[targets[0]][key]);
+    report.ratio(`${r.name}: engine / qemu-nbd`, e, r[targets[1]][key]);
+    report.ratio(`${r.name}: engine sync / thread-pool I/O`, e, r[targets[3]][key]);
   }
-
-  const lazy = await lazyBench();
-  const mbs = (s) => (SIZE / MiB / s).toFixed(0);
-  console.log(
-    `\nlazy S3-backed sequential read of the whole image: cold ${lazy.cold.toFixed(2)} s (${mbs(lazy.cold)} MB/s), ` +
-      `warm ${lazy.warm.toFixed(2)} s (${mbs(lazy.warm)} MB/s)  ->  cold/warm ${(lazy.cold / lazy.warm).toFixed(2)}x`,
-  );
-  console.log(
-    `  cache: ${lazy.cache.misses} misses, ${lazy.cache.hits} hits, ${(lazy.cache.bytesFetched / MiB).toFixed(0)} MiB fetched`,
-  );
-
-  const lag = await lagBench(image);
-  const l = (x) =>
-    `p99 ${x.p99.toFixed(1)} ms, max ${x.max.toFixed(1)} ms (${x.secs.toFixed(1)} s run)`;
-  console.log('\nmain-thread event-loop delay during 20000 random 4K writes:');
-  console.log(`  NBD in its worker thread: ${l(lag.worker)}`);
-  console.log(`  NBD inline on the main thread: ${l(lag.inline)}`);
-  console.log(`  -> inline/worker max delay ${(lag.inline.max / lag.worker.max).toFixed(1)}x`);
 }
 
-try {
-  await main();
-} finally {
-  for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
-}
+await runBench({
+  name: 'storage',
+  title: 'storage engine vs. raw file and qemu-nbd (qemu-img bench); cold S3 vs. warm cache',
+  options: {
+    'image-mib': { default: 256, quick: 16, doc: 'image size, MiB' },
+    'rand-ops': { default: 20000, quick: 500, doc: 'random 4K requests per workload' },
+  },
+  requires: { commands: ['qemu-img', 'qemu-nbd'] },
+  run: async (ctx) => {
+    const { report, params } = ctx;
+    SIZE = params['image-mib'] * MiB;
+    RAND_OPS = params['rand-ops'];
+    dir = ctx.work;
+    cleanups = ctx.cleanup;
+    makeRaw(join(dir, 'base.raw'));
+    const { image } = await importRawImage(join(dir, 'base.raw'), {
+      store: new FsBlobStore(join(dir, 'store')),
+      workDir: dir,
+    });
+    const { rows, targets } = await blockBench(image);
+    reportBlock(report, rows, targets);
+    ctx.progress('block figures measured');
+    const lazy = await lazyBench();
+    report.section(`whole image read sequentially, layer behind S3 (s3rver on loopback)`);
+    report.value('cold (empty chunk cache)', SIZE / MiB / lazy.cold, 'MB/s');
+    report.value('warm (chunks cached)', SIZE / MiB / lazy.warm, 'MB/s');
+    report.value('cache misses', lazy.cache.misses, 'chunks');
+    report.value('fetched from S3', lazy.cache.bytesFetched / MiB, 'MiB');
+    report.ratio('cold / warm read time', lazy.cold, lazy.warm);
+    const lag = await lagBench(image);
+    report.section(`main-thread event-loop delay during ${RAND_OPS} random 4K writes`);
+    report.value('NBD in its worker thread: p99', lag.worker.p99, 'ms');
+    report.value('NBD in its worker thread: max', lag.worker.max, 'ms');
+    report.value('NBD inline on the main thread: p99', lag.inline.p99, 'ms');
+    report.value('NBD inline on the main thread: max', lag.inline.max, 'ms');
+    report.ratio('inline / worker max delay', lag.inline.max, lag.worker.max);
+  },
+});

@@ -1,7 +1,13 @@
-// Shared setup of the vmm benchmarks: guest artifacts with the envd
-// stand-in, namespaces with a tap each, qcow2 overlays, the qemu driver, a
-// command runner inside the guest and host memory figures of a QEMU.
-// Everything lives in one temporary directory that `close()` removes.
+/**
+ * Shared setup of the vmm benchmarks: guest artifacts with the envd
+ * stand-in, namespaces with a tap each, qcow2 overlays, the qemu driver, a
+ * command runner inside the guest and host memory figures of a QEMU.
+ * Everything lives in one temporary directory that `close()` removes;
+ * {@link openBench} registers that in the benchmark's `Cleanup` (the frame,
+ * results and tables are the repository's bench kit, `bench/lib/`).
+ *
+ * @module
+ */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,9 +22,7 @@ import { createNetns, deleteNetns, httpInNetns, waitForHttp } from '../dist/test
 export const run = promisify(execFile);
 export const GUEST = '10.209.0.2';
 export const MAC = '02:00:00:00:00:02';
-export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-export const ms = (x) => `${Math.round(x)} ms`;
-export const mib = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+export const toMiB = (bytes) => bytes / 2 ** 20;
 
 /** A bench workspace: artifacts, a driver, namespaces, VMs; `close()` removes it all. */
 class BenchKit {
@@ -116,17 +120,26 @@ class BenchKit {
   }
 }
 
-/** Opens a bench workspace (config `env` overrides for the driver). */
-export async function openBench(name, env = {}) {
+/**
+ * Opens a bench workspace (config `env` overrides for the driver; the
+ * environment's `AENV_VMM_*`/`AENV_QEMU_*` pass through; the guest runs the
+ * envd stand-in unless `realEnvd`) and registers its close in `ctx.cleanup`.
+ */
+export async function openBench(ctx, name, env = {}, realEnvd = false) {
   const work = await mkdtemp(join(tmpdir(), `aenv-bench-${name}-`));
-  const standIn = await writeEnvdStandIn(join(work, 'envd'));
-  const art = await guestArtifacts(process.env.AENV_TEST_CACHE ?? join(work, 'cache'), standIn.dir);
+  const standIn = realEnvd ? undefined : await writeEnvdStandIn(join(work, 'envd'));
+  const cache =
+    process.env.AENV_TEST_CACHE ?? process.env.AENV_ARTIFACTS_DIR ?? '/var/tmp/aenv-test-cache';
+  const art = await guestArtifacts(cache, standIn?.dir);
   if (typeof art === 'string') throw new Error(art);
+  const passed = Object.entries(process.env).filter(([k]) => /^AENV_(VMM|QEMU)_/.test(k));
   const config = loadConfig(vmmConfigSchema, {
-    env: { AENV_QEMU_HELPER_DIR: join(work, 'helpers'), ...env },
+    env: { ...Object.fromEntries(passed), AENV_QEMU_HELPER_DIR: join(work, 'helpers'), ...env },
   });
   const { driver, choice } = await createVmmDriver(config);
-  return new BenchKit(name, work, art, driver, choice);
+  const kit = new BenchKit(name, work, art, driver, choice);
+  ctx.cleanup.add(`close vmm bench ${name}`, () => kit.close());
+  return kit;
 }
 
 /** Writes `mib` MiB of random data into the guest's tmpfs (1 MiB of /dev/urandom, repeated). */
