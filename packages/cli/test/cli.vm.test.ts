@@ -1,8 +1,7 @@
 // The acceptance flow of `aenv` against a node with real microVMs (QEMU):
 // start detached, exec with a non-zero status, connect in a real terminal
 // (tmux) typing a command and reading its output, cp both ways, pause and
-// resume, logs, rm; fork 4, snapshot and pull when the node has their
-// routes (else their clear "not supported yet" answer).
+// resume, logs, fork 4, snapshot, rm (pull and build: pull.vm.test.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +9,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { quoteWord } from '../src/terminal/shell-quote.js';
-import { nodeHasRoute } from './helpers/node-routes.js';
 import { AENV_MAIN, spawnAenv } from './helpers/run-aenv.js';
 import { startVmNode, type VmNode } from './helpers/vm-node.js';
 
@@ -124,53 +122,29 @@ describe('aenv against a node (real microVMs)', { timeout: 900_000 }, () => {
     assert.match(logs, /cli-console-marker/);
   });
 
-  it('forks into 4 and snapshots, or says the node cannot yet', async (ctx) => {
-    if (await nodeHasRoute(t.node.url, 'POST /sandboxes/{id}/fork')) {
-      const forked = await aenv(['fork', id, '-n', '4']);
-      assert.equal(forked.code, 0, forked.stderr);
-      const children = forked.stdout.trim().split('\n');
-      assert.equal(children.length, 4);
-      for (const child of children) {
-        assert.equal(
-          (await aenv(['exec', child, '--', 'cat /home/user/tree/a.txt'])).stdout,
-          'alpha\n',
-        );
-      }
-      assert.equal((await aenv(['rm', ...children])).code, 0);
-    } else {
-      const r = await aenv(['fork', id, '-n', '4']);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /does not support fork yet/);
-      ctx.diagnostic('the node has no fork route yet: checked the message');
-    }
-    if (await nodeHasRoute(t.node.url, 'POST /sandboxes/{id}/snapshots')) {
-      const snap = await aenv(['snapshot', 'create', id]);
-      assert.equal(snap.code, 0, snap.stderr);
-      const fromSnap = await aenv(['start', '--detach', snap.stdout.trim()]);
-      assert.equal(fromSnap.code, 0, fromSnap.stderr);
-      const child = fromSnap.stdout.trim();
+  it('forks into 4 and snapshots', async () => {
+    const forked = await aenv(['fork', id, '-n', '4']);
+    assert.equal(forked.code, 0, forked.stderr);
+    const children = forked.stdout.trim().split('\n');
+    assert.equal(children.length, 4);
+    for (const child of children) {
       assert.equal(
         (await aenv(['exec', child, '--', 'cat /home/user/tree/a.txt'])).stdout,
         'alpha\n',
       );
-      await aenv(['rm', child]);
-      await aenv(['snapshot', 'rm', snap.stdout.trim()]);
-    } else {
-      const r = await aenv(['snapshot', 'create', id]);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /does not support snapshots yet/);
-      ctx.diagnostic('the node has no snapshot route yet: checked the message');
     }
-  });
-
-  it('pull answers clearly while the node has no image support', async (ctx) => {
-    if (await nodeHasRoute(t.node.url, 'POST /templates/pull')) {
-      ctx.skip('the node pulls images: pull.vm.test.ts pulls from a local registry');
-      return;
-    }
-    const r = await aenv(['pull', 'localhost:5000/base:latest']);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /does not support pulling images yet/);
+    assert.equal((await aenv(['rm', ...children])).code, 0);
+    const snap = await aenv(['snapshot', 'create', id]);
+    assert.equal(snap.code, 0, snap.stderr);
+    const fromSnap = await aenv(['start', '--detach', snap.stdout.trim()]);
+    assert.equal(fromSnap.code, 0, fromSnap.stderr);
+    const child = fromSnap.stdout.trim();
+    assert.equal(
+      (await aenv(['exec', child, '--', 'cat /home/user/tree/a.txt'])).stdout,
+      'alpha\n',
+    );
+    assert.equal((await aenv(['rm', child])).code, 0);
+    assert.equal((await aenv(['snapshot', 'rm', snap.stdout.trim()])).code, 0);
   });
 
   it('rm removes the sandbox', async () => {
