@@ -18,10 +18,12 @@ const ALLOWED = {
   network: ['shared'],
   envd: ['shared'],
   guest: ['shared', 'envd'],
-  server: ['shared', 'storage', 'vmm', 'network', 'envd', 'guest'],
-  'control-plane': ['shared', 'sdk'],
+  server: ['shared', 'storage', 'vmm', 'network', 'envd', 'guest', 'ui'],
+  'control-plane': ['shared', 'sdk', 'ui'],
+  // The dashboard: mounted by server and control-plane, so it imports neither.
+  ui: ['shared'],
   sdk: [],
-  cli: ['shared', 'sdk', 'server', 'storage'],
+  cli: ['shared', 'sdk', 'server', 'storage', 'control-plane'],
   testkit: [
     'shared',
     'storage',
@@ -33,6 +35,7 @@ const ALLOWED = {
     'control-plane',
     'sdk',
     'cli',
+    'ui',
   ],
 };
 

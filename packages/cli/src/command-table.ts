@@ -14,7 +14,13 @@ import { inspectCommand, pauseCommand, resumeCommand, rmCommand } from './comman
 import { logsCommand } from './commands/logs.js';
 import { lsCommand } from './commands/ls.js';
 import { nodesCommand } from './commands/nodes.js';
-import { debugSpec, serverSpec } from './commands/raw-commands.js';
+import {
+  debugSpec,
+  devSpec,
+  gatewaySpec,
+  schedulerSpec,
+  serverSpec,
+} from './commands/raw-commands.js';
 import {
   forkCommand,
   snapshotCreateCommand,
@@ -50,11 +56,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   { ...templateLsCommand, group: 'templates' },
   { ...templateRmCommand, group: 'templates' },
   serverSpec,
+  gatewaySpec,
+  schedulerSpec,
   { ...nodesCommand, group: 'node' },
   { ...authLoginCommand, group: 'node' },
   { ...authStatusCommand, group: 'node' },
   { ...authLogoutCommand, group: 'node' },
   { ...completionCommand, group: 'other' },
+  devSpec,
   debugSpec,
 ];
 

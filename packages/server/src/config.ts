@@ -2,7 +2,8 @@
  * The node daemon's configuration schema: defaults beside each field, a
  * JSON file (`--config`, `AENV_CONFIG`, or `$AENV_HOME/config.json` when it
  * exists) and `AENV_*` environment overrides. Subsystems own their sections
- * and the daemon composes them here.
+ * and the daemon composes them here (`pool`: the prepared restores of
+ * `orchestrator/restore-pool.ts`).
  *
  * @module
  */
@@ -12,6 +13,9 @@ import { networkConfigSchema } from '@aenv/network';
 import { field, loadConfig, type ResolvedConfig } from '@aenv/shared';
 import { storageConfigSchema } from '@aenv/storage';
 import { vmmConfigSchema } from '@aenv/vmm';
+import { imageConfigSchema, templateConfigSchema } from './image/image-settings.js';
+import { restorePoolConfigSchema } from './orchestrator/restore-pool-config.js';
+import { clusterConfigSchema } from './cluster/cluster-config.js';
 
 /** The node daemon's schema. */
 export const nodeConfigSchema = {
@@ -72,6 +76,13 @@ export const nodeConfigSchema = {
       env: 'AENV_MAX_FORK_COUNT',
       doc: 'Most children one fork (or sandboxes one batch create) may ask for on this node (E2B allows up to 100).',
     }),
+    startConcurrency: field.integer({
+      default: 0,
+      min: 0,
+      max: 1000,
+      env: 'AENV_START_CONCURRENCY',
+      doc: 'Most machines one fork or batch create starts at once (the rest wait their turn, so each start gets the CPU to answer in time); 0: four per CPU core.',
+    }),
     metricsIntervalSeconds: field.integer({
       default: 15,
       min: 0,
@@ -125,8 +136,12 @@ export const nodeConfigSchema = {
     }),
   },
   vmm: vmmConfigSchema,
+  pool: restorePoolConfigSchema,
   network: networkConfigSchema,
   storage: storageConfigSchema,
+  image: imageConfigSchema,
+  template: templateConfigSchema,
+  cluster: clusterConfigSchema,
 };
 
 /** The loaded node configuration. */

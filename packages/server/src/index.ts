@@ -23,6 +23,21 @@ export {
   type MicroVmLauncherOptions,
   type MicroVmSandbox,
 } from './orchestrator/microvm-launcher.js';
+export {
+  RestorePool,
+  type RestorePoolLevel,
+  type RestorePoolOptions,
+} from './orchestrator/restore-pool.js';
+export {
+  restorePoolConfigSchema,
+  type RestorePoolConfig,
+} from './orchestrator/restore-pool-config.js';
+export {
+  POOLED_PREFIX,
+  preparePooledMachine,
+  type PooledMachine,
+  type PooledMachineDeps,
+} from './orchestrator/pooled-machine.js';
 export { NodeStorage, UPPER_DIR_NAME, type NodeStorageOptions } from './storage/node-storage.js';
 export type { BaseImageResult } from './storage/base-image-import.js';
 export {
@@ -32,3 +47,14 @@ export {
   type SandboxDisks,
 } from './storage/sandbox-disk.js';
 export type { GuestProgressEvent, ProgressListener } from '@aenv/guest';
+export {
+  clusterConfigSchema,
+  resolveClusterSettings,
+  type ClusterConfig,
+  type ClusterSettings,
+} from './cluster/cluster-config.js';
+export { ClusterMember, type JoinOptions } from './cluster/cluster-member.js';
+export type { NodeClusterSeam } from './cluster/cluster-seam.js';
+export { compatKey, describeNode, hostCapacity, nodeReport } from './cluster/node-report.js';
+export { SharedSnapshots, type SnapshotExport } from './cluster/shared-snapshots.js';
+export type { OrchestratorHooks } from './orchestrator/orchestrator-hooks.js';

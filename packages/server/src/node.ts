@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import { LOG_FIELDS } from '@aenv/shared';
 import { ApiKeys } from './api/api-keys.js';
@@ -23,7 +24,15 @@ import { SandboxMetricsSampler } from './metrics/sandbox-metrics-sampler.js';
 import type { SandboxLauncher } from './orchestrator/launcher.js';
 import { Orchestrator } from './orchestrator/orchestrator.js';
 import { SandboxProxy } from './proxy/sandbox-proxy.js';
+import { trafficAuthorizer } from './proxy/traffic-token.js';
 import type { NodeState } from './store/node-state.js';
+import { NODE_API_VERSION } from './api/openapi/openapi-document.js';
+import type { NodeClusterSeam } from './cluster/cluster-seam.js';
+import { describeNode } from './cluster/node-report.js';
+import type { ImageService } from './image/image-service.js';
+import type { GuestNode } from './template/copy-step.js';
+import { templateApi } from './template/template-api.js';
+import { nodeDashboard } from './ui/node-dashboard.js';
 
 /** What a node is started with. */
 export interface StartNodeOptions {
@@ -34,6 +43,14 @@ export interface StartNodeOptions {
   readonly logger: Logger;
   /** Network slot pool levels for `/metrics`. */
   readonly slotLevels?: () => Readonly<Record<string, number>>;
+  /** Cluster membership (hooks, routes, the gateway's key); absent on a standalone node. */
+  readonly cluster?: NodeClusterSeam;
+  /** What runs the machines, for `GET /nodes` (driver, mode, snapshot compat key). */
+  readonly machine?: { readonly driver: string; readonly mode: string; readonly compat: string };
+  /** OCI images; without them the node builds no templates and cold-starts nothing. */
+  readonly images?: ImageService;
+  /** How template builds run JavaScript in a machine (the tools image's node). */
+  readonly guestNode?: GuestNode;
 }
 
 /** A running node. */
@@ -57,31 +74,27 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
   const apiKeyPath = join(config.home, 'api-key');
   const { keys, key, created } = ApiKeys.loadOrCreate(apiKeyPath);
   if (created) logger.info('generated API key', { path: apiKeyPath });
+  const accepted = options.cluster ? new ApiKeys([key, ...options.cluster.apiKeys]) : keys;
   // The metrics read sandbox counts from the orchestrator, which records into the metrics.
   const holder: { orchestrator?: Orchestrator } = {};
   const metrics = new NodeMetrics({
     sandboxesByState: () => holder.orchestrator?.countByState() ?? {},
     ...(options.slotLevels === undefined ? {} : { slots: options.slotLevels }),
   });
-  const orchestrator = new Orchestrator({
-    launcher: options.launcher,
-    sandboxes: state.sandboxes,
-    templates: state.templates,
-    snapshots: state.snapshots,
-    logger,
-    metrics,
-    envdVersion: options.envdVersion,
-    maxSandboxes: config.sandbox.maxSandboxes,
-    envdReadyTimeoutMs: config.sandbox.envdReadyTimeoutMs,
-    maxForkCount: config.sandbox.maxForkCount,
-  });
+  const orchestrator = newOrchestrator(options, metrics);
   holder.orchestrator = orchestrator;
   const toResume = await orchestrator.recover();
+  await options.cluster?.recovered(orchestrator);
   const o = orchestrator;
   const sandboxMetrics = new SandboxMetricsSampler(o, config.sandbox.metricsIntervalSeconds * 1000);
   sandboxMetrics.start();
-  const proxy = new SandboxProxy((id, port) => o.addressForTraffic(id, port));
+  const proxy = new SandboxProxy(
+    (id, port) => o.addressForTraffic(id, port),
+    trafficAuthorizer((id) => o.find(id)?.trafficAccessToken),
+  );
   const domain = config.api.domain ?? null;
+  const listening = { url: '' };
+  const templating = templateApi({ config, state, orchestrator: o, options, logger });
   const routes = routeTable({
     orchestrator: o,
     templates: state.templates,
@@ -91,12 +104,24 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
     maxTimeoutSeconds: config.sandbox.maxTimeoutSeconds,
     defaultOnTimeout: config.lifecycle.defaultOnTimeout,
     home: config.home,
+    node: () => describeSelf(options, o, listening.url),
+    ...templating,
   });
+  const dashboard = nodeDashboard({ keys: accepted, metrics, apiUrl: () => listening.url, logger });
   const api = await startApiServer(
-    { routes, keys, proxy, domain, logger, idempotency: new IdempotencyCache(state.db) },
+    {
+      routes: [...routes, ...(options.cluster?.routes(o) ?? [])],
+      keys: accepted,
+      proxy,
+      domain,
+      logger,
+      idempotency: new IdempotencyCache(state.db),
+      ui: dashboard.handler,
+    },
     config.api.host,
     config.api.port,
   );
+  listening.url = api.url;
   logger.info('node listening', { url: api.url, paused: o.list({ states: ['paused'] }).length });
   if (config.lifecycle.resumeOnStart) resumeInBackground(o, toResume, logger);
   let closing: Promise<void> | undefined;
@@ -110,6 +135,8 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
     close: () =>
       (closing ??= (async () => {
         sandboxMetrics.stop();
+        dashboard.close(); // ends live streams and terminals before the sandboxes go
+        await templating.templateService?.close(); // builds stop their machines first
         await o.close({ pauseRunning: config.lifecycle.pauseOnShutdown });
         await api.close();
         proxy.close();
@@ -117,6 +144,24 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
         state.close();
       })()),
   };
+}
+
+function newOrchestrator(options: StartNodeOptions, metrics: NodeMetrics): Orchestrator {
+  const { config, state } = options;
+  return new Orchestrator({
+    launcher: options.launcher,
+    sandboxes: state.sandboxes,
+    templates: state.templates,
+    snapshots: state.snapshots,
+    logger: options.logger,
+    metrics,
+    envdVersion: options.envdVersion,
+    maxSandboxes: config.sandbox.maxSandboxes,
+    envdReadyTimeoutMs: config.sandbox.envdReadyTimeoutMs,
+    maxForkCount: config.sandbox.maxForkCount,
+    startConcurrency: config.sandbox.startConcurrency || 4 * availableParallelism(),
+    hooks: options.cluster?.hooks,
+  });
 }
 
 function resumeInBackground(o: Orchestrator, ids: readonly string[], logger: Logger): void {
@@ -131,3 +176,24 @@ function resumeInBackground(o: Orchestrator, ids: readonly string[], logger: Log
     }
   })();
 }
+
+/** This node as `GET /nodes` shows it. */
+function describeSelf(options: StartNodeOptions, o: Orchestrator, url: string) {
+  const m = options.machine ?? { driver: 'unknown', mode: 'unknown', compat: '' };
+  return describeNode({
+    identity: {
+      id: options.cluster?.nodeId ?? hostname(),
+      url: () => url,
+      version: NODE_API_VERSION,
+      ...m,
+      startedAt: STARTED_AT,
+    },
+    orchestrator: o,
+    templates: options.state.templates,
+    slots: options.config.sandbox.maxSandboxes,
+    status: options.cluster?.status() ?? 'ready',
+    home: options.config.home,
+  });
+}
+
+const STARTED_AT = new Date().toISOString();

@@ -40,6 +40,26 @@ describe('LayerGc', () => {
     assert.ok((await store.head('other/keep-me')) !== undefined, 'only layers are collected');
   });
 
+  it('once stopped, waits for a collection in flight and schedules no more', async () => {
+    const store = new FsBlobStore(join(dir, 'c'));
+    await store.put(layerKey(digestOf(9)), Buffer.from('x'));
+    let reads = 0;
+    const gc = new LayerGc({
+      store,
+      references: () => {
+        reads++;
+        return new Set();
+      },
+      recent: () => new Set(),
+    });
+    const running = gc.collect();
+    await gc.stop();
+    assert.deepEqual(await running, [digestOf(9)], 'the collection in flight finished first');
+    gc.schedule(1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(reads, 1, 'no collection after stop');
+  });
+
   it('never deletes a referenced layer under random references and concurrent runs', async () => {
     const store = new FsBlobStore(join(dir, 'b'));
     const all = Array.from({ length: 40 }, (_, i) => digestOf(100 + i));

@@ -7,7 +7,11 @@
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { SandboxMetricsSampler } from '../metrics/sandbox-metrics-sampler.js';
 import type { Orchestrator } from '../orchestrator/orchestrator.js';
+import type { ColdStartRequest } from '../template/cold-start.js';
 import type { TemplateCatalog } from '../template/template-catalog.js';
+import type { NodeView } from '@aenv/shared';
+import type { TemplateService } from '../template/template-service.js';
+import type { SandboxRecord } from '../orchestrator/sandbox.js';
 
 /** Dependencies of the route handlers. */
 export interface ApiContext {
@@ -24,4 +28,12 @@ export interface ApiContext {
   readonly defaultOnTimeout: 'pause' | 'kill';
   /** `$AENV_HOME`: sandbox directories (console logs) are under `sandboxes/<id>/`. */
   readonly home: string;
+  /** This node as `GET /nodes` shows it. */
+  readonly node?: () => Promise<NodeView>;
+  /** Template builds and image pulls; absent on nodes without an image service. */
+  readonly templateService?: TemplateService | undefined;
+  /** Cold starts from images; absent likewise. */
+  readonly coldStart?: ((req: ColdStartRequest) => Promise<SandboxRecord>) | undefined;
+  /** Machine shape of builds and cold starts that do not give one. */
+  readonly defaultShape?: { readonly vcpus: number; readonly memoryMiB: number } | undefined;
 }

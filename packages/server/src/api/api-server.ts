@@ -30,6 +30,11 @@ export interface ApiServerOptions {
   readonly domain: string | null;
   readonly logger: Logger;
   readonly idempotency: IdempotencyCache;
+  /** The web dashboard at `/ui` (its own login; see `../ui/node-dashboard.ts`). */
+  readonly ui?: {
+    handle(req: IncomingMessage, res: ServerResponse): boolean;
+    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  };
 }
 
 /** A listening API server. */
@@ -47,9 +52,16 @@ export async function startApiServer(
   port: number,
 ): Promise<ApiServer> {
   const server = createServer({ requestTimeout: 0, headersTimeout: 60_000 });
-  server.on('request', (req, res) => void handleRequest(options, req, res));
+  server.on('request', (req, res) => {
+    // The dashboard answers its own paths (`/ui`), never a request naming a sandbox.
+    if (proxyTargetOf(req.headers, options.domain) === undefined && options.ui?.handle(req, res)) {
+      return;
+    }
+    void handleRequest(options, req, res);
+  });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const target = proxyTargetOf(req.headers, options.domain);
+    if (target === undefined && options.ui?.upgrade(req, socket, head) === true) return;
     if (target === undefined) {
       socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
@@ -97,7 +109,7 @@ async function handleRequest(
             Promise.resolve(match.route.handler(ctx)),
           )
         : await match.route.handler(ctx);
-    status = writeReply(res, reply);
+    status = reply.stream === undefined ? writeReply(res, reply) : await writeStream(res, reply);
   } catch (err) {
     status = sendError(res, err);
     const level = status >= 500 ? 'error' : 'debug';
@@ -114,6 +126,17 @@ async function handleRequest(
     [LOG_FIELDS.httpStatus]: status,
     [LOG_FIELDS.durationMs]: Math.round(performance.now() - started),
   });
+}
+
+/** Writes a streamed reply; a client that goes away stops the writing, not the work. */
+async function writeStream(res: ServerResponse, reply: Reply): Promise<number> {
+  res.writeHead(reply.status, { ...reply.headers });
+  for await (const piece of reply.stream ?? []) {
+    if (res.destroyed) continue;
+    if (!res.write(piece)) await new Promise((r) => res.once('drain', r).once('close', r));
+  }
+  res.end();
+  return reply.status;
 }
 
 function writeReply(res: ServerResponse, reply: Reply): number {

@@ -56,9 +56,13 @@ export function sendJson(
   res.end(text);
 }
 
-/** Writes an empty answer (204 and friends). */
+/**
+ * Writes an empty answer (204 and friends). Statuses that may carry a body
+ * say `content-length: 0`: without it Node sends a chunked empty body,
+ * which clients such as openapi-fetch (the e2b SDK) try to parse as JSON.
+ */
 export function sendEmpty(res: ServerResponse, status = 204): void {
-  res.writeHead(status);
+  res.writeHead(status, status === 204 || status === 304 ? {} : { 'content-length': 0 });
   res.end();
 }
 

@@ -6,9 +6,23 @@
 import type { ApiContext } from './api-context.js';
 import type { Route } from './router.js';
 import { health } from './routes/health.js';
+import { getNode, listNodes } from './routes/node.list.js';
 import { nodeMetrics } from './routes/node.metrics.js';
 import { openApi } from './routes/openapi.js';
-import { listTemplates } from './routes/template.list.js';
+import { coldStartSandbox } from './routes/sandbox.cold.js';
+import {
+  requestTemplateBuild,
+  startTemplateBuild,
+  templateBuildStatus,
+} from './routes/template.build.js';
+import { templateFilesLink, uploadTemplateFiles } from './routes/template.files.js';
+import {
+  deleteTemplate,
+  getTemplate,
+  getTemplateAlias,
+  listTemplateViews,
+} from './routes/template.get.js';
+import { buildTemplate, pullTemplate } from './routes/template.stream.js';
 import {
   createSnapshot,
   deleteSnapshot,
@@ -34,6 +48,8 @@ export function routeTable(api: ApiContext): Route[] {
     { method: 'GET', path: '/health', handler: health, public: true },
     { method: 'GET', path: '/metrics', handler: nodeMetrics(api), public: true },
     { method: 'GET', path: '/openapi.json', handler: openApi(), public: true },
+    { method: 'GET', path: '/nodes', handler: listNodes(api) },
+    { method: 'GET', path: '/nodes/:id', handler: getNode(api) },
     { method: 'POST', path: '/sandboxes', handler: createSandbox(api, 'v1'), idempotent: true },
     { method: 'POST', path: '/v2/sandboxes', handler: createSandbox(api, 'v2'), idempotent: true },
     { method: 'GET', path: '/sandboxes', handler: listSandboxesV1(api) },
@@ -52,8 +68,27 @@ export function routeTable(api: ApiContext): Route[] {
     { method: 'GET', path: '/snapshots', handler: listSnapshots(api) },
     { method: 'GET', path: '/snapshots/:id', handler: getSnapshot(api) },
     { method: 'DELETE', path: '/snapshots/:id', handler: deleteSnapshot(api) },
-    { method: 'GET', path: '/templates', handler: listTemplates(api.templates) },
-    { method: 'DELETE', path: '/templates/:id', handler: deleteSnapshot(api) },
+    { method: 'GET', path: '/templates', handler: listTemplateViews(api) },
+    { method: 'GET', path: '/v2/templates', handler: listTemplateViews(api) },
+    { method: 'GET', path: '/templates/:id', handler: getTemplate(api) },
+    { method: 'GET', path: '/templates/aliases/:alias', handler: getTemplateAlias(api) },
+    { method: 'DELETE', path: '/templates/:id', handler: deleteTemplate(api) },
+    { method: 'POST', path: '/v3/templates', handler: requestTemplateBuild(api) },
+    {
+      method: 'POST',
+      path: '/v2/templates/:id/builds/:buildID',
+      handler: startTemplateBuild(api),
+    },
+    {
+      method: 'GET',
+      path: '/templates/:id/builds/:buildID/status',
+      handler: templateBuildStatus(api),
+    },
+    { method: 'GET', path: '/templates/:id/files/:hash', handler: templateFilesLink(api) },
+    { method: 'PUT', path: '/templates/:id/files/:hash', handler: uploadTemplateFiles(api) },
+    { method: 'POST', path: '/templates/pull', handler: pullTemplate(api) },
+    { method: 'POST', path: '/templates/build', handler: buildTemplate(api) },
+    { method: 'POST', path: '/sandboxes-cold', handler: coldStartSandbox(api) },
     { method: 'GET', path: '/sandboxes/:id/logs', handler: getSandboxLogs(api) },
     {
       method: 'GET',

@@ -23,6 +23,11 @@ export interface Reply {
   readonly body?: unknown;
   /** A text body (with its own content-type header), instead of JSON. */
   readonly text?: string;
+  /**
+   * A streamed body (with its own content-type header), written piece by
+   * piece as it is produced: long operations' progress lines.
+   */
+  readonly stream?: AsyncIterable<string>;
   readonly headers?: Readonly<Record<string, string>>;
 }
 

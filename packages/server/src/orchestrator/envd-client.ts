@@ -17,6 +17,17 @@ import type { GuestAddress } from './sandbox.js';
 /** The port envd listens on inside every guest. */
 export const ENVD_PORT = 49983;
 
+/**
+ * What a template gives every sandbox made from it (its image's `Env`,
+ * `User` and `WorkingDir`, changed by its build steps): sent with every
+ * `/init`, under the sandbox's own env vars.
+ */
+export interface EnvdDefaults {
+  readonly envVars: Readonly<Record<string, string>>;
+  readonly user?: string | undefined;
+  readonly workdir?: string | undefined;
+}
+
 /** What `/init` sets. */
 export interface EnvdInit {
   readonly envVars: Readonly<Record<string, string>>;
@@ -24,8 +35,8 @@ export interface EnvdInit {
   readonly accessToken?: string | undefined;
   /** The token envd demands now (set by an earlier /init, e.g. before a snapshot). */
   readonly currentToken?: string | undefined;
-  readonly defaultUser?: string;
-  readonly defaultWorkdir?: string;
+  readonly defaultUser?: string | undefined;
+  readonly defaultWorkdir?: string | undefined;
 }
 
 interface Answer {

@@ -13,7 +13,7 @@
  * @module
  */
 import type { EgressPolicy } from '@aenv/network';
-import { AenvError, LOG_FIELDS, toAenvError } from '@aenv/shared';
+import { AenvError, LOG_FIELDS, newToken, toAenvError } from '@aenv/shared';
 import { errorFields, type Logger } from '../log.js';
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
@@ -21,9 +21,11 @@ import type { SnapshotRecord } from '../snapshot/snapshot-record.js';
 import type { DocTable } from '../store/node-store.js';
 import type { TemplateCatalog } from '../template/template-catalog.js';
 import type { LaunchSource, SandboxLauncher } from './launcher.js';
+import type { OrchestratorHooks } from './orchestrator-hooks.js';
 import { deleteSnapshotOrTemplate } from '../snapshot/delete-snapshot.js';
 import { startMachine } from './machine-start.js';
-import { classifyRecords } from './recovery.js';
+import { assertSnapshotNameFree, checkpointEntry } from './sandbox-checkpoint.js';
+import { recoverRecords } from './recovery.js';
 import {
   assertAlive,
   assertCount,
@@ -35,7 +37,7 @@ import {
   type ForkRequest,
   type StartResult,
 } from './sandbox-helpers.js';
-import { newRecord, resolveSource, snapshotOf } from './sandbox-source.js';
+import { forkChildRecord, newRecord, resolveSource, snapshotOf } from './sandbox-source.js';
 import {
   toSandboxDoc,
   type CreateSandboxRequest,
@@ -68,6 +70,10 @@ export interface OrchestratorOptions {
   readonly envdReadyTimeoutMs: number;
   /** Most children one fork (or sandboxes one batch create) may ask for. */
   readonly maxForkCount: number;
+  /** Most machines one fork or batch create starts at once. */
+  readonly startConcurrency?: number;
+  /** Lifecycle hooks (a clustered node's exports and bindings). */
+  readonly hooks?: OrchestratorHooks;
 }
 
 /** Options of {@link Orchestrator.close}. */
@@ -101,19 +107,14 @@ export class Orchestrator {
    * @returns the ids of paused sandboxes that a shutdown paused (to resume).
    */
   async recover(): Promise<string[]> {
-    const { paused, lost } = classifyRecords(this.#o.sandboxes.all(), this.#o.snapshots);
-    for (const record of paused) this.#entries.set(record.id, new SandboxEntry(record));
-    for (const record of lost) {
-      this.#o.logger.warn('sandbox lost with the previous node process', {
-        [LOG_FIELDS.sandboxId]: record.id,
-        state: record.state,
-      });
-      this.#o.sandboxes.delete(record.id);
-      await this.#releaseSnapshot(record.sourceSnapshotId);
-    }
-    for (const s of this.#o.snapshots.list()) {
-      if (s.kind === 'pause' || s.kind === 'fork') await this.#releaseSnapshot(s.id);
-    }
+    const { sandboxes, snapshots, logger } = this.#o;
+    const paused = await recoverRecords({
+      sandboxes,
+      snapshots,
+      logger,
+      register: (r) => this.#entries.set(r.id, new SandboxEntry(r)),
+      release: (id) => this.#releaseSnapshot(id),
+    });
     return paused.filter((r) => r.resumeOnStart).map((r) => r.id);
   }
 
@@ -129,6 +130,11 @@ export class Orchestrator {
     return this.#startNew(newRecord(this.#o.envdVersion, req, source, undefined), source.snapshot);
   }
 
+  /** Deletes a snapshot unless a template or a sandbox still uses it (a rebuilt template's old one). */
+  releaseSnapshot(id: string): Promise<void> {
+    return this.#releaseSnapshot(id);
+  }
+
   /**
    * Creates `count` sandboxes from one template at once (aenv's batch
    * create); each succeeds or fails on its own.
@@ -138,8 +144,10 @@ export class Orchestrator {
     this.#assertOpen();
     assertCount(count, this.#o.maxForkCount);
     const source = resolveSource(this.#o.templates, this.#o.snapshots, req.templateId);
-    return settle(count, () =>
-      this.#startNew(newRecord(this.#o.envdVersion, req, source, undefined), source.snapshot),
+    return settle(
+      count,
+      () => this.#startNew(newRecord(this.#o.envdVersion, req, source, undefined), source.snapshot),
+      this.#o.startConcurrency,
     );
   }
 
@@ -151,14 +159,7 @@ export class Orchestrator {
    */
   async snapshot(id: string, name: string | undefined): Promise<SnapshotRecord> {
     const entry = this.#visible(id);
-    if (
-      name !== undefined &&
-      this.#o.snapshots.list().some((s) => s.name === name && s.deleted !== true)
-    ) {
-      throw new AenvError('SNAPSHOT_NAME_TAKEN', `a snapshot named '${name}' exists already`, {
-        fields: { name },
-      });
-    }
+    assertSnapshotNameFree(this.#o.snapshots, name);
     return entry.queue.run(() => this.#checkpoint(entry, 'user', name));
   }
 
@@ -174,23 +175,11 @@ export class Orchestrator {
     const entry = this.#visible(id);
     const snapshot = await entry.queue.run(() => this.#checkpoint(entry, 'fork', undefined));
     const parent = entry.record;
-    const results = await settle(req.count, () => {
-      const child = newRecord(
-        this.#o.envdVersion,
-        {
-          templateId: parent.templateId,
-          timeoutSeconds: req.timeoutSeconds ?? parent.timeoutSeconds,
-          metadata: { ...parent.metadata, ...req.metadata },
-          envVars: parent.envVars,
-          secure: parent.envdAccessToken !== undefined,
-          network: parent.network,
-          lifecycle: parent.lifecycle,
-        },
-        { templateId: parent.templateId, alias: parent.alias, snapshot },
-        parent.id,
-      );
-      return this.#startNew(child, snapshot);
-    });
+    const results = await settle(
+      req.count,
+      () => this.#startNew(forkChildRecord(this.#o.envdVersion, parent, req, snapshot), snapshot),
+      this.#o.startConcurrency,
+    );
     await this.#releaseSnapshot(snapshot.id);
     return results;
   }
@@ -210,6 +199,12 @@ export class Orchestrator {
       referenced: (sid) => this.#referenced(sid),
       release: (sid) => this.#releaseSnapshot(sid),
     });
+  }
+
+  /** The record of a visible sandbox, or undefined. */
+  find(id: string): SandboxRecord | undefined {
+    const entry = this.#entries.get(id);
+    return entry !== undefined && isVisible(entry.record.state) ? entry.record : undefined;
   }
 
   /**
@@ -259,6 +254,25 @@ export class Orchestrator {
       });
     }
     return this.address(id, guestPort);
+  }
+
+  /**
+   * Takes over a paused sandbox from another node of the cluster; its
+   * pause snapshot must be in the catalog already. Idempotent.
+   * @throws {AenvError} `SBX_INVALID_STATE` unless paused with a known snapshot.
+   */
+  adopt(record: SandboxRecord): void {
+    this.#assertOpen();
+    if (this.#entries.has(record.id)) return;
+    const snapshot = this.#o.snapshots.find(record.pausedSnapshotId ?? '');
+    if (record.state !== 'paused' || snapshot === undefined) {
+      throw new AenvError('SBX_INVALID_STATE', `sandbox ${record.id} is not paused here`, {
+        fields: { sandboxId: record.id },
+      });
+    }
+    const entry = new SandboxEntry({ ...record, resumeOnStart: false });
+    this.#entries.set(record.id, entry);
+    this.#persist(entry);
   }
 
   /**
@@ -314,10 +328,21 @@ export class Orchestrator {
 
   /**
    * Resumes a paused sandbox with `seconds` of TTL (default: its last).
+   * `rotateToken` gives a secure sandbox a new envd access token (the old
+   * one is refused from then on). Only `POST /sandboxes/{id}/resume` asks
+   * for it: its callers (the aenv SDK, the e2b SDK's static resume) take the
+   * token from the answer. A connect does not rotate (the e2b SDK's
+   * `sandbox.connect()` keeps the token it has), nor does an auto-resume
+   * by proxied traffic or a daemon restart (their client could not learn
+   * a new one).
    * @throws {AenvError} `SBX_NOT_FOUND`, `SBX_INVALID_STATE` (409: not paused),
    *   `SBX_CAPACITY`, start errors (the sandbox stays paused).
    */
-  async resume(id: string, seconds: number | undefined): Promise<SandboxRecord> {
+  async resume(
+    id: string,
+    seconds: number | undefined,
+    options: { readonly rotateToken?: boolean } = {},
+  ): Promise<SandboxRecord> {
     this.#assertOpen();
     const entry = this.#visible(id);
     return entry.queue.run(async () => {
@@ -326,7 +351,16 @@ export class Orchestrator {
       this.#assertCapacity();
       if (seconds !== undefined) entry.record.timeoutSeconds = seconds;
       const snapshot = this.#o.snapshots.get(entry.record.pausedSnapshotId ?? '');
-      await this.#startEntry(entry, sourceOf(snapshot), entry.record.envdAccessToken, 'resume');
+      const current = entry.record.envdAccessToken;
+      if (options.rotateToken === true && current !== undefined) {
+        entry.record.envdAccessToken = newToken();
+      }
+      try {
+        await this.#startEntry(entry, sourceOf(snapshot), current, 'resume');
+      } catch (err) {
+        entry.record.envdAccessToken = current; // the paused envd still holds it
+        throw err;
+      }
       return entry.record;
     });
   }
@@ -395,31 +429,10 @@ export class Orchestrator {
   }
 
   /** Captures a running sandbox into a snapshot of `kind` (the machine runs on). */
-  async #checkpoint(
-    entry: SandboxEntry,
-    kind: 'user' | 'fork',
-    name: string | undefined,
-  ): Promise<SnapshotRecord> {
-    const { record } = entry;
-    assertAlive(entry);
-    assertOperation(record.id, kind === 'user' ? 'snapshot' : 'fork', record.state);
-    const machine = entry.machine as NonNullable<SandboxEntry['machine']>;
-    const t0 = performance.now();
-    this.#transition(entry, kind === 'user' ? 'snapshotting' : 'forking');
-    const { id, dir } = this.#o.snapshots.allocate();
-    const op = kind === 'user' ? 'snapshot' : 'fork';
-    try {
-      const saved = await machine.checkpoint(dir);
-      const snapshot = snapshotOf(record, { id, kind, name }, saved);
-      this.#o.snapshots.add(snapshot);
-      this.#o.metrics?.record(op, 'ok', { checkpoint: performance.now() - t0 });
-      return snapshot;
-    } catch (err) {
-      this.#o.metrics?.record(op, errorCode(err));
-      throw toAenvError(err, 'SBX_SNAPSHOT_FAILED', `capturing sandbox ${record.id} failed`);
-    } finally {
-      if (entry.record.state !== 'running') this.#transition(entry, 'running');
-    }
+  #checkpoint(entry: SandboxEntry, kind: 'user' | 'fork', name: string | undefined) {
+    const { snapshots, metrics } = this.#o;
+    const transition = (e: SandboxEntry, to: SandboxState): void => this.#transition(e, to);
+    return checkpointEntry({ snapshots, metrics, transition }, entry, kind, name);
   }
 
   async #startEntry(
@@ -472,6 +485,7 @@ export class Orchestrator {
     record.endAt = new Date(Date.now() + record.timeoutSeconds * 1000);
     this.#persist(entry);
     this.#armTtl(entry);
+    if (op === 'resume') this.#o.hooks?.afterResume?.(record);
     const machine = entry.machine;
     void machine?.exited.then((exit) => {
       if (entry.machine === machine) this.#onMachineExit(entry, exit.reason);
@@ -513,6 +527,7 @@ export class Orchestrator {
     this.#transition(entry, 'paused');
     this.#o.snapshots.add(snapshot);
     this.#persist(entry);
+    await this.#o.hooks?.afterPause?.(record, snapshot);
     this.#o.metrics?.record('pause', 'ok', { total: performance.now() - t0 });
     this.#o.logger.info('sandbox paused', {
       [LOG_FIELDS.sandboxId]: record.id,
@@ -541,6 +556,7 @@ export class Orchestrator {
       record.state = 'killed';
       this.#entries.delete(record.id);
       this.#o.sandboxes.delete(record.id);
+      this.#o.hooks?.afterKill?.(record);
       await this.#releaseSnapshot(record.pausedSnapshotId);
       await this.#releaseSnapshot(record.sourceSnapshotId);
       this.#o.metrics?.record('kill', 'ok', { total: performance.now() - t0 });

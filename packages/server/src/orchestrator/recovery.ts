@@ -5,7 +5,10 @@
  *
  * @module
  */
+import { LOG_FIELDS } from '@aenv/shared';
+import type { Logger } from '../log.js';
 import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
+import type { DocTable } from '../store/node-store.js';
 import { fromSandboxDoc, type SandboxDoc, type SandboxRecord } from './sandbox.js';
 
 /** The records of a previous run, sorted. */
@@ -29,4 +32,38 @@ export function classifyRecords(
     (resumable ? paused : lost).push(record);
   }
   return { paused, lost };
+}
+
+/** What {@link recoverRecords} uses of the orchestrator. */
+export interface RecoveryDeps {
+  readonly sandboxes: DocTable<SandboxDoc>;
+  readonly snapshots: SnapshotCatalog;
+  readonly logger: Logger;
+  /** Takes a paused record back (before any snapshot is released). */
+  readonly register: (record: SandboxRecord) => void;
+  /** Releases a snapshot unless something still uses it. */
+  readonly release: (id: string | undefined) => Promise<void>;
+}
+
+/**
+ * Loads the sandboxes of a previous run: paused ones are registered; lost
+ * ones are removed and their source snapshot released; pause and fork
+ * snapshots nothing uses any more are released.
+ * @returns the paused records.
+ */
+export async function recoverRecords(d: RecoveryDeps): Promise<SandboxRecord[]> {
+  const { paused, lost } = classifyRecords(d.sandboxes.all(), d.snapshots);
+  for (const record of paused) d.register(record);
+  for (const record of lost) {
+    d.logger.warn('sandbox lost with the previous node process', {
+      [LOG_FIELDS.sandboxId]: record.id,
+      state: record.state,
+    });
+    d.sandboxes.delete(record.id);
+    await d.release(record.sourceSnapshotId);
+  }
+  for (const s of d.snapshots.list()) {
+    if (s.kind === 'pause' || s.kind === 'fork') await d.release(s.id);
+  }
+  return paused;
 }

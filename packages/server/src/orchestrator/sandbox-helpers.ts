@@ -24,13 +24,27 @@ export interface ForkRequest {
 /** One child of a fork or batch create: its record, or why it failed. */
 export type StartResult = SandboxRecord | AenvError;
 
-/** Runs `start` `count` times at once; each result is a record or the error it failed with. */
-export function settle(count: number, start: () => Promise<SandboxRecord>): Promise<StartResult[]> {
-  return Promise.all(
-    Array.from({ length: count }, () =>
-      start().catch((err: unknown) => toAenvError(err, 'SBX_START_FAILED', 'start failed')),
-    ),
-  );
+/**
+ * Runs `start` `count` times, at most `limit` at once, in order; each result
+ * is a record or the error it failed with.
+ */
+export async function settle(
+  count: number,
+  start: () => Promise<SandboxRecord>,
+  limit = count,
+): Promise<StartResult[]> {
+  const results: StartResult[] = new Array<StartResult>(count);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      results[i] = await start().catch((err: unknown) =>
+        toAenvError(err, 'SBX_START_FAILED', 'start failed'),
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, worker));
+  return results;
 }
 
 /** How a machine starts from a snapshot: restore its memory, or boot its disk. */

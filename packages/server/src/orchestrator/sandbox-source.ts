@@ -1,7 +1,7 @@
 /**
  * Where sandboxes come from, as pure functions the orchestrator uses:
  * resolving a create's `templateID` (a template, or a user snapshot by id
- * or name), building the record of a new sandbox from it, and the record
+ * or name), building the record of a new sandbox (or fork child) from it, and the record
  * of a snapshot captured from a sandbox (pause, fork, user snapshot).
  *
  * @module
@@ -11,6 +11,7 @@ import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
 import type { SnapshotKind, SnapshotRecord } from '../snapshot/snapshot-record.js';
 import type { TemplateCatalog } from '../template/template-catalog.js';
 import type { MachineSnapshot } from './launcher.js';
+import type { ForkRequest } from './sandbox-helpers.js';
 import type { CreateSandboxRequest, SandboxRecord } from './sandbox.js';
 
 /** A template or user snapshot resolved for a create. */
@@ -39,6 +40,10 @@ export function resolveSource(
   }
   const snapshot = snapshots.findUser(idOrAlias);
   if (snapshot !== undefined) return { templateId: snapshot.id, alias: snapshot.name, snapshot };
+  // A cold start's own snapshot (by id): the sandbox reports the image as its template.
+  const cold = snapshots.find(idOrAlias);
+  if (cold?.kind === 'cold')
+    return { templateId: cold.templateId, alias: undefined, snapshot: cold };
   throw new AenvError('TEMPLATE_NOT_FOUND', `no template or snapshot '${idOrAlias}'`, {
     fields: { templateId: idOrAlias },
   });
@@ -59,11 +64,13 @@ export function newRecord(
     alias: source.alias,
     metadata: { ...req.metadata },
     envVars: { ...req.envVars },
+    envdDefaults: snapshot.envdDefaults,
     vcpus: snapshot.vcpus,
     memoryMiB: snapshot.memoryMiB,
     diskSizeMiB: snapshot.diskSizeMiB,
     envdVersion,
     envdAccessToken: req.secure ? newToken() : undefined,
+    trafficAccessToken: req.network.allowPublicTraffic ? undefined : newToken(),
     network: req.network,
     lifecycle: req.lifecycle,
     startedAt: now,
@@ -78,6 +85,30 @@ export function newRecord(
     resumeOnStart: false,
     createTimings: {},
   };
+}
+
+/**
+ * The record of a fork child of `parent` restored from `snapshot`: fresh
+ * id and tokens, everything else inherited (metadata merged with the
+ * fork's, TTL the fork's or the parent's).
+ */
+export function forkChildRecord(
+  envdVersion: string,
+  parent: SandboxRecord,
+  req: ForkRequest,
+  snapshot: SnapshotRecord,
+): SandboxRecord {
+  const childReq: CreateSandboxRequest = {
+    templateId: parent.templateId,
+    timeoutSeconds: req.timeoutSeconds ?? parent.timeoutSeconds,
+    metadata: { ...parent.metadata, ...req.metadata },
+    envVars: parent.envVars,
+    secure: parent.envdAccessToken !== undefined,
+    network: parent.network,
+    lifecycle: parent.lifecycle,
+  };
+  const source = { templateId: parent.templateId, alias: parent.alias, snapshot };
+  return newRecord(envdVersion, childReq, source, parent.id);
 }
 
 /** The record of a snapshot captured from `record`'s machine. */
@@ -99,6 +130,7 @@ export function snapshotOf(
     diskSizeMiB: record.diskSizeMiB,
     envdVersion: record.envdVersion,
     envdAccessToken: record.envdAccessToken,
+    envdDefaults: record.envdDefaults,
     lineage: [...record.lineage, what.id],
     createdAt: new Date().toISOString(),
   };

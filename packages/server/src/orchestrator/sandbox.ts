@@ -7,6 +7,7 @@
  * @module
  */
 import type { SandboxNetwork } from '@aenv/network';
+import type { EnvdDefaults } from './envd-client.js';
 import type { LifecycleSettings } from './lifecycle-settings.js';
 import type { SandboxState } from './sandbox-state.js';
 
@@ -31,12 +32,23 @@ export interface SandboxRecord {
   readonly alias: string | undefined;
   readonly metadata: Readonly<Record<string, string>>;
   readonly envVars: Readonly<Record<string, string>>;
+  /** The template's defaults (env, user, workdir), under `envVars` at every `/init`. */
+  readonly envdDefaults?: EnvdDefaults | undefined;
   readonly vcpus: number;
   readonly memoryMiB: number;
   readonly diskSizeMiB: number;
   readonly envdVersion: string;
-  /** Set when the sandbox is `secure`: envd demands it as `X-Access-Token`. */
-  readonly envdAccessToken: string | undefined;
+  /**
+   * Set when the sandbox is `secure`: envd demands it as `X-Access-Token`.
+   * Replaced by `POST /sandboxes/{id}/resume` (the old one stops working;
+   * see `Orchestrator.resume`); a fork child gets its own.
+   */
+  envdAccessToken: string | undefined;
+  /**
+   * Set when `network.allowPublicTraffic` is false: the proxy demands it as
+   * `e2b-traffic-access-token` on every port but envd's.
+   */
+  readonly trafficAccessToken?: string | undefined;
   /** Egress policy and ingress settings; the egress part can be replaced while running. */
   network: SandboxNetwork;
   readonly lifecycle: LifecycleSettings;

@@ -33,6 +33,7 @@ export class LayerGc {
   readonly #o: LayerGcOptions;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<string[]> | undefined;
+  #stopped = false;
 
   constructor(options: LayerGcOptions) {
     this.#o = options;
@@ -55,7 +56,7 @@ export class LayerGc {
 
   /** Collects soon (calls within `delayMs` share one collection). */
   schedule(delayMs = 1000): void {
-    if (this.#timer !== undefined) return;
+    if (this.#timer !== undefined || this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.collect().catch((err: unknown) => this.#o.onError?.(err));
@@ -63,10 +64,16 @@ export class LayerGc {
     this.#timer.unref();
   }
 
-  /** Cancels a scheduled collection. */
-  stop(): void {
+  /**
+   * Cancels a scheduled collection and refuses later ones (a node closing
+   * deletes snapshots, which would schedule one against a closed state).
+   * @returns when a collection in flight has ended.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    await this.#running?.catch(() => undefined);
   }
 
   async #collect(): Promise<string[]> {

@@ -12,6 +12,8 @@
 import { RESPONSES, SCHEMAS } from './openapi-schemas.js';
 import { SANDBOX_PATHS } from './sandbox-paths.js';
 import { SNAPSHOT_PATHS } from './snapshot-paths.js';
+import { NODE_LIST_PATHS } from './node-paths.js';
+import { TEMPLATE_PATHS, TEMPLATE_SCHEMAS } from './template-paths.js';
 
 const NODE_PATHS = {
   '/health': {
@@ -76,12 +78,18 @@ export function openApiDocument(): Record<string, unknown> {
     servers: [{ url: 'http://127.0.0.1:8000' }],
     security: [{ ApiKey: [] }],
     tags: [{ name: 'sandboxes' }, { name: 'snapshots' }, { name: 'templates' }, { name: 'node' }],
-    paths: structuredClone({ ...NODE_PATHS, ...SANDBOX_PATHS, ...SNAPSHOT_PATHS }),
+    paths: structuredClone({
+      ...NODE_PATHS,
+      ...NODE_LIST_PATHS,
+      ...SANDBOX_PATHS,
+      ...SNAPSHOT_PATHS,
+      ...TEMPLATE_PATHS,
+    }),
     components: structuredClone({
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, ...TEMPLATE_SCHEMAS },
       responses: RESPONSES,
     }),
   };

@@ -81,27 +81,4 @@ export const SNAPSHOT_PATHS = {
       responses: deleted,
     },
   },
-  '/templates': {
-    get: {
-      operationId: 'listTemplates',
-      summary: 'The templates of this node.',
-      tags: ['templates'],
-      responses: {
-        '200': {
-          description: 'Templates.',
-          ...jsonContent({ type: 'array', items: ref('Template') }),
-        },
-        ...errors,
-      },
-    },
-  },
-  '/templates/{id}': {
-    parameters: [{ ...snapshotId, description: 'The template or snapshot id or name.' }],
-    delete: {
-      operationId: 'deleteTemplate',
-      summary: "Delete a template or snapshot (E2B's deleteSnapshot).",
-      tags: ['snapshots'],
-      responses: deleted,
-    },
-  },
 } as const;
