@@ -56,6 +56,11 @@ describe('images and templates on microVMs', { skip, timeout: 900_000 }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
+  function tokenOf(id: string): { accessToken?: string } {
+    const token = t.node.orchestrator.find(id)?.envdAccessToken;
+    return token === undefined ? {} : { accessToken: token };
+  }
+
   /** Runs `script` with the image's `/bin/sh` through envd; its stdout, trimmed. */
   async function sh(id: string, script: string): Promise<string> {
     const addr = t.node.orchestrator.address(id, ENVD_PORT);
@@ -65,7 +70,12 @@ describe('images and templates on microVMs', { skip, timeout: 900_000 }, () => {
     const end = await runGuestCommand(
       addr,
       { cmd: '/bin/sh', args: ['-c', script], envs: {}, user: undefined },
-      { timeoutMs: 60_000, onOutput: (s, d) => (s === 'stdout' ? out : err).push(d) },
+      {
+        timeoutMs: 60_000,
+        onOutput: (s, d) => (s === 'stdout' ? out : err).push(d),
+        // sandboxes are secure by default: envd wants the sandbox's token
+        ...tokenOf(id),
+      },
     );
     assert.equal(end.exitCode, 0, `${script}: ${Buffer.concat(err).toString()}`);
     return Buffer.concat(out).toString().trim();

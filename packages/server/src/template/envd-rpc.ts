@@ -152,11 +152,17 @@ interface StartAnswer {
   readonly error?: { readonly code?: string; readonly message?: string };
 }
 
-function startRequest(addr: GuestAddress, c: GuestCommand, timeoutMs: number | undefined) {
+function startRequest(
+  addr: GuestAddress,
+  c: GuestCommand,
+  timeoutMs: number | undefined,
+  accessToken?: string,
+) {
   const headers: Record<string, string> = {
     'content-type': 'application/connect+json',
     'connect-protocol-version': '1',
   };
+  if (accessToken !== undefined) headers['x-access-token'] = accessToken;
   if (c.user !== undefined) headers.authorization = basicUser(c.user);
   if (timeoutMs !== undefined) headers['connect-timeout-ms'] = String(timeoutMs);
   const call = open(addr, 'POST', '/process.Process/Start', headers);
@@ -175,15 +181,16 @@ function startRequest(addr: GuestAddress, c: GuestCommand, timeoutMs: number | u
 
 /**
  * Runs a command to its end, streaming its output; `timeoutMs` bounds its
- * life (envd kills it then).
+ * life (envd kills it then); `accessToken` is a secure sandbox's envd token
+ * (build machines have none).
  * @throws {AenvError} `SBX_ENVD_FAILED` when envd cannot run it.
  */
 export async function runGuestCommand(
   addr: GuestAddress,
   command: GuestCommand,
-  options: { timeoutMs?: number; onOutput?: OutputListener } = {},
+  options: { timeoutMs?: number; onOutput?: OutputListener; accessToken?: string } = {},
 ): Promise<ProcessEnd> {
-  const { res } = startRequest(addr, command, options.timeoutMs);
+  const { res } = startRequest(addr, command, options.timeoutMs, options.accessToken);
   const answer = await res;
   if (answer.statusCode !== 200) throw await failure(answer, 'Start');
   return consumeStart(answer, options.onOutput === undefined ? {} : { onOutput: options.onOutput });
