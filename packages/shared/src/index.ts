@@ -56,3 +56,4 @@ export {
 } from './fuzz-random.js';
 export { ID_LENGTH, assertName, isId, isName, newApiKey, newId, newToken } from './ids.js';
 export { LOG_FIELDS, type LogField } from './log-fields.js';
+export { proxyTargetOf, type ProxyTarget } from './proxy-target.js';

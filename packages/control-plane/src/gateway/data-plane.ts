@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Gateway } from './gateway-context.js';
-import type { ProxyTarget } from './proxy-target.js';
+import type { ProxyTarget } from '@aenv/shared';
 import { homeFor, locate } from './sandbox-home.js';
 
 function badGateway(sandboxId: string, message: string): string {

@@ -25,7 +25,7 @@ import { GatewayMetrics } from './gateway-metrics.js';
 import { matchGatewayRoute } from './gateway-routes.js';
 import { sendError, sendJson } from './http-io.js';
 import { NodeClient } from './node-client.js';
-import { proxyTargetOf } from './proxy-target.js';
+import { proxyTargetOf } from '@aenv/shared';
 import type { TenantKeys } from './tenant-keys.js';
 
 /** What a gateway runs on. */

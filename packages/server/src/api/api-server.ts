@@ -3,7 +3,7 @@
  * and the data plane (the sandbox proxy).
  *
  * Order of decisions for each request: a request naming a sandbox (headers
- * or host, see `proxy-target.ts`) goes to the proxy, whatever its path;
+ * or host, see `proxyTargetOf` in shared) goes to the proxy, whatever its path;
  * otherwise the route table decides, behind the API key except for public
  * routes; unknown routes answer 404 JSON. Every error is JSON
  * `{code, message, error_code}` and is logged with the request.
@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { AenvError, LOG_FIELDS } from '@aenv/shared';
 import { errorFields, type Logger } from '../log.js';
-import { proxyTargetOf } from '../proxy/proxy-target.js';
+import { proxyTargetOf } from '@aenv/shared';
 import type { SandboxProxy } from '../proxy/sandbox-proxy.js';
 import type { ApiKeys } from './api-keys.js';
 import type { IdempotencyCache } from './idempotency.js';

@@ -14,7 +14,7 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { toHttpError } from '@aenv/shared';
 import type { GuestAddress } from '../orchestrator/sandbox.js';
-import type { ProxyTarget } from './proxy-target.js';
+import type { ProxyTarget } from '@aenv/shared';
 import type { TrafficAuthorizer } from './traffic-token.js';
 
 /**

@@ -11,7 +11,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { AenvError } from '@aenv/shared';
-import type { ProxyTarget } from './proxy-target.js';
+import type { ProxyTarget } from '@aenv/shared';
 
 /** envd's port inside every sandbox. */
 const ENVD_PORT = 49983;

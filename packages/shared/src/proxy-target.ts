@@ -1,9 +1,9 @@
 /**
- * Which sandbox port a data-plane request is for: the `E2b-Sandbox-Id`
- * (+ `E2b-Sandbox-Port`) headers the SDKs send with `E2B_SANDBOX_URL`, or
- * a `{port}-{id}.{domain}` host. Headers win, and win over API paths (a
- * `/health` with `E2b-Sandbox-Id` is envd's). The node applies the same
- * rules when the request reaches it.
+ * Which sandbox port a request is for. Data-plane requests name it either
+ * by headers (`E2b-Sandbox-Id` + `E2b-Sandbox-Port`, what the SDKs send with
+ * `E2B_SANDBOX_URL`) or by host (`{port}-{sandboxId}.{domain}`). Headers win,
+ * and win over API paths: `/health` with `E2b-Sandbox-Id` is envd's. The
+ * node and the gateway route by this one rule.
  *
  * @module
  */
@@ -27,7 +27,10 @@ function validPort(text: string | undefined): number | undefined {
   return port >= 1 && port <= 65535 ? port : undefined;
 }
 
-/** The target a request names, or undefined for a control-plane request. */
+/**
+ * The target a request names, or `undefined` when it is a control-plane
+ * request. `domain` (when set) must match the host's domain part.
+ */
 export function proxyTargetOf(
   headers: IncomingHttpHeaders,
   domain: string | null,
