@@ -57,3 +57,4 @@ export {
 export { ID_LENGTH, assertName, isId, isName, newApiKey, newId, newToken } from './ids.js';
 export { LOG_FIELDS, type LogField } from './log-fields.js';
 export { proxyTargetOf, type ProxyTarget } from './proxy-target.js';
+export { parseJsonObject, readBody } from './http-body.js';

@@ -6,7 +6,7 @@
  * @module
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { AenvError, toHttpError } from '@aenv/shared';
+import { readBody as readBoundedBody, toHttpError } from '@aenv/shared';
 
 /** Largest control-plane body the gateway reads (the nodes' limit). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -28,37 +28,11 @@ export const HOP_BY_HOP = new Set([
  * Reads a whole request body.
  * @throws {AenvError} `API_BODY_INVALID` past {@link MAX_BODY_BYTES}.
  */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) {
-      throw new AenvError('API_BODY_INVALID', `request body exceeds ${MAX_BODY_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+export function readBody(req: IncomingMessage): Promise<Buffer> {
+  return readBoundedBody(req, MAX_BODY_BYTES);
 }
 
-/**
- * Parses a JSON object body (empty = `{}`).
- * @throws {AenvError} `API_BODY_INVALID`.
- */
-export function parseJsonObject(body: Buffer): Record<string, unknown> {
-  const text = body.toString('utf8').trim();
-  if (text === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new AenvError('API_BODY_INVALID', 'request body is not valid JSON', { cause: err });
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new AenvError('API_BODY_INVALID', 'request body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
-}
+export { parseJsonObject } from '@aenv/shared';
 
 /** Parses a JSON answer body, or undefined when it is not JSON. */
 export function parseJson(body: Buffer): unknown {

@@ -6,7 +6,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AenvError, toHttpError } from '@aenv/shared';
+import { parseJsonObject, readBody, toHttpError } from '@aenv/shared';
 
 /** Largest JSON body the control plane accepts. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
@@ -17,27 +17,7 @@ export const MAX_JSON_BODY_BYTES = 1024 * 1024;
  * @throws {AenvError} `API_BODY_INVALID` when too large, not JSON or not an object.
  */
 export async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_JSON_BODY_BYTES) {
-      throw new AenvError('API_BODY_INVALID', `request body exceeds ${MAX_JSON_BODY_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (text === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new AenvError('API_BODY_INVALID', 'request body is not valid JSON', { cause: err });
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new AenvError('API_BODY_INVALID', 'request body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
+  return parseJsonObject(await readBody(req, MAX_JSON_BODY_BYTES));
 }
 
 /** Writes a JSON answer. */

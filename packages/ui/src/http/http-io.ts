@@ -7,7 +7,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AenvError, toHttpError } from '@aenv/shared';
+import { parseJsonObject, readBody, toHttpError } from '@aenv/shared';
 
 /** Largest body the dashboard's own endpoints read (a login). */
 export const MAX_UI_BODY_BYTES = 64 * 1024;
@@ -53,25 +53,5 @@ export function sendError(res: ServerResponse, err: unknown): number {
  * @throws {AenvError} `API_BODY_INVALID` when too large, not JSON or not an object.
  */
 export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_UI_BODY_BYTES) {
-      throw new AenvError('API_BODY_INVALID', `request body exceeds ${MAX_UI_BODY_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (text === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new AenvError('API_BODY_INVALID', 'request body is not valid JSON', { cause: err });
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new AenvError('API_BODY_INVALID', 'request body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
+  return parseJsonObject(await readBody(req, MAX_UI_BODY_BYTES));
 }
