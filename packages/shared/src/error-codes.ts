@@ -30,6 +30,11 @@ export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 /** What the registry records about one code. */
 export interface ErrorCodeInfo {
   readonly category: ErrorCategory;
+  /**
+   * The HTTP status when it is not the category's own (a full disk is
+   * `ResourceExhausted` but answers 507 Insufficient Storage, not 429).
+   */
+  readonly httpStatus?: number;
 }
 
 /** Every error code, by package. Keep each section sorted. */
@@ -44,6 +49,14 @@ export const ERROR_CODES = {
   CONFIG_INVALID_VALUE: { category: 'InvalidArgument' },
   CONFIG_UNKNOWN_KEY: { category: 'InvalidArgument' },
   ID_INVALID: { category: 'InvalidArgument' },
+  // tenants and API keys, node and gateway alike (codes start with TENANT_, API_KEY_)
+  API_KEY_NOT_FOUND: { category: 'NotFound' },
+  TENANT_ADMIN_REQUIRED: { category: 'PermissionDenied' },
+  TENANT_EXISTS: { category: 'AlreadyExists' },
+  TENANT_ID_INVALID: { category: 'InvalidArgument' },
+  TENANT_NOT_EMPTY: { category: 'FailedPrecondition' },
+  TENANT_NOT_FOUND: { category: 'NotFound' },
+  TENANT_QUOTA_EXCEEDED: { category: 'ResourceExhausted' },
   // storage (codes start with BLOB_, LAYER_, NBD_, STORAGE_)
   BLOB_NOT_FOUND: { category: 'NotFound' },
   BLOB_STORE_UNAVAILABLE: { category: 'Unavailable' },
@@ -56,7 +69,7 @@ export const ERROR_CODES = {
   NBD_WORKER_FAILED: { category: 'Unavailable' },
   STORAGE_CACHE_LOCKED: { category: 'FailedPrecondition' },
   STORAGE_CLOSED: { category: 'FailedPrecondition' },
-  STORAGE_NO_SPACE: { category: 'ResourceExhausted' },
+  STORAGE_NO_SPACE: { category: 'ResourceExhausted', httpStatus: 507 },
   STORAGE_OUT_OF_RANGE: { category: 'InvalidArgument' },
   STORAGE_READ_ONLY: { category: 'FailedPrecondition' },
   STORAGE_UPPER_CORRUPT: { category: 'Internal' },
@@ -92,7 +105,7 @@ export const ERROR_CODES = {
   ENVD_IS_A_DIRECTORY: { category: 'InvalidArgument' },
   ENVD_NETWORK_MOUNT: { category: 'InvalidArgument' },
   ENVD_NOT_A_DIRECTORY: { category: 'InvalidArgument' },
-  ENVD_NO_SPACE: { category: 'ResourceExhausted' },
+  ENVD_NO_SPACE: { category: 'ResourceExhausted', httpStatus: 507 },
   ENVD_PATH_INVALID: { category: 'InvalidArgument' },
   ENVD_PATH_NOT_FOUND: { category: 'NotFound' },
   ENVD_PATH_OUTSIDE_ROOT: { category: 'PermissionDenied' },

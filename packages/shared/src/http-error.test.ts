@@ -29,10 +29,25 @@ describe('HTTP error mapping', () => {
     for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) {
       const { status, body } = toHttpError(new AenvError(code, `boom ${code}`));
       assert.equal(body.code, status);
-      assert.equal(status, HTTP_STATUS_BY_CATEGORY[ERROR_CODES[code].category]);
+      const info: { category: keyof typeof HTTP_STATUS_BY_CATEGORY; httpStatus?: number } =
+        ERROR_CODES[code];
+      assert.equal(status, info.httpStatus ?? HTTP_STATUS_BY_CATEGORY[info.category]);
       assert.equal(body.message, `boom ${code}`);
       assert.equal(body.error_code, code);
     }
+  });
+
+  it('answers a full disk with 507, not the category 429', () => {
+    assert.equal(toHttpError(new AenvError('STORAGE_NO_SPACE', 'full')).status, 507);
+    assert.equal(toHttpError(new AenvError('ENVD_NO_SPACE', 'full')).status, 507);
+  });
+
+  it('sends Retry-After (whole seconds, rounded up) when the error names one', () => {
+    const quota = new AenvError('TENANT_QUOTA_EXCEEDED', 'too fast', {
+      fields: { retryAfterSeconds: 0.2 },
+    });
+    assert.deepEqual(toHttpError(quota).headers, { 'retry-after': '1' });
+    assert.deepEqual(toHttpError(new AenvError('SBX_NOT_FOUND', 'x')).headers, {});
   });
 
   it('hides the message of errors that are not AenvErrors', () => {

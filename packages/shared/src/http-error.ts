@@ -9,7 +9,7 @@
  * @module
  */
 import { AenvError } from './aenv-error.js';
-import type { ErrorCategory, ErrorCode } from './error-codes.js';
+import { ERROR_CODES, type ErrorCategory, type ErrorCode } from './error-codes.js';
 
 /** The HTTP status of each category. Each category has exactly one. */
 export const HTTP_STATUS_BY_CATEGORY: Readonly<Record<ErrorCategory, number>> = Object.freeze({
@@ -40,6 +40,11 @@ export interface ErrorBody {
 export interface HttpError {
   readonly status: number;
   readonly body: ErrorBody;
+  /**
+   * Headers the answer must carry: `retry-after` (seconds) when the error
+   * has a numeric `retryAfterSeconds` field (quotas, rate limits, capacity).
+   */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 /** The HTTP status of a category. */
@@ -54,8 +59,18 @@ export function httpStatusOf(category: ErrorCategory): number {
  */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof AenvError) {
-    const status = httpStatusOf(err.category);
-    return { status, body: { code: status, message: err.message, error_code: err.code } };
+    const status =
+      (ERROR_CODES[err.code] as { httpStatus?: number }).httpStatus ?? httpStatusOf(err.category);
+    const retry = err.fields.retryAfterSeconds;
+    const headers: Record<string, string> =
+      typeof retry === 'number' && Number.isFinite(retry) && retry >= 0
+        ? { 'retry-after': String(Math.ceil(retry)) }
+        : {};
+    return { status, body: { code: status, message: err.message, error_code: err.code }, headers };
   }
-  return { status: 500, body: { code: 500, message: 'internal error', error_code: 'INTERNAL' } };
+  return {
+    status: 500,
+    body: { code: 500, message: 'internal error', error_code: 'INTERNAL' },
+    headers: {},
+  };
 }

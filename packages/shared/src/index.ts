@@ -58,3 +58,21 @@ export { ID_LENGTH, assertName, isId, isName, newApiKey, newId, newToken } from 
 export { LOG_FIELDS, type LogField } from './log-fields.js';
 export { proxyTargetOf, type ProxyTarget } from './proxy-target.js';
 export { parseJsonObject, readBody } from './http-body.js';
+export {
+  API_KEY_PREFIX_LENGTH,
+  DEFAULT_TENANT,
+  TENANT_HEADER,
+  TENANT_QUOTA_NAMES,
+  hashApiKey,
+  parseTenantId,
+  parseTenantQuotas,
+  type ApiKeyRole,
+  type ApiKeyView,
+  type CreateApiKeyBody,
+  type CreateTenantBody,
+  type CreatedApiKey,
+  type TenantQuotas,
+  type TenantUsage,
+  type TenantView,
+  type UpdateTenantBody,
+} from './tenant-wire.js';

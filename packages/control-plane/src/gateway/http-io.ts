@@ -61,12 +61,12 @@ export function sendJson(
 
 /** Writes the JSON error answer of anything thrown; returns the status. */
 export function sendError(res: ServerResponse, err: unknown): number {
-  const { status, body } = toHttpError(err);
+  const { status, body, headers } = toHttpError(err);
   if (res.headersSent) {
     res.destroy();
     return status;
   }
-  sendJson(res, status, { ...body, code: status });
+  sendJson(res, status, { ...body, code: status }, headers);
   return status;
 }
 

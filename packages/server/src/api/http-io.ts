@@ -48,12 +48,12 @@ export function sendEmpty(res: ServerResponse, status = 204): void {
 
 /** Writes the JSON error answer of anything thrown; returns the status used. */
 export function sendError(res: ServerResponse, err: unknown, statusOverride?: number): number {
-  const { status, body } = toHttpError(err);
+  const { status, body, headers } = toHttpError(err);
   const finalStatus = statusOverride ?? status;
   if (res.headersSent) {
     res.destroy();
     return finalStatus;
   }
-  sendJson(res, finalStatus, { ...body, code: finalStatus });
+  sendJson(res, finalStatus, { ...body, code: finalStatus }, headers);
   return finalStatus;
 }

@@ -39,12 +39,12 @@ export function sendJson(
 
 /** Writes an error answer; returns its status. */
 export function sendError(res: ServerResponse, err: unknown): number {
-  const { status, body } = toHttpError(err);
+  const { status, body, headers } = toHttpError(err);
   if (res.headersSent) {
     res.destroy();
     return status;
   }
-  sendJson(res, status, body);
+  sendJson(res, status, body, headers);
   return status;
 }
 
