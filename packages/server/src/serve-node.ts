@@ -149,7 +149,7 @@ async function prepareHost(
     cacheDir: config.artifacts.dir ?? join(config.home, 'artifacts'),
     ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   });
-  const { driver, choice } = await createVmmDriver(config.vmm);
+  const { driver, choice } = await createVmmDriver(config.vmm, { home: config.home });
   logger.info('vmm driver', {
     [LOG_FIELDS.vmmDriver]: driver.kind,
     mode: driver.mode,

@@ -14,9 +14,15 @@ import type { VirtualizationMode, VmmDriver } from './driver.js';
 import { notSupported } from './errors.js';
 import { findExecutable, hostCpuKhz, probeKvm, type KvmProbe } from './host-probe.js';
 import type { VmmConfig } from './config.js';
-import { FirecrackerDriver } from './firecracker/firecracker-driver.js';
+import {
+  FirecrackerDriver,
+  type FirecrackerDriverOptions,
+} from './firecracker/firecracker-driver.js';
 import { NbdAttacher } from './firecracker/nbd-attachment.js';
+import { JailUidPool } from './jail/jail-uid-pool.js';
+import { detectCgroups } from './jail/vm-cgroup.js';
 import { QemuDriver, qemuVersion } from './qemu/qemu-driver.js';
+import { qemuJailConfig } from './qemu/qemu-jail-config.js';
 
 /** Drivers this build implements. */
 export const IMPLEMENTED_DRIVERS: readonly ('qemu' | 'firecracker')[] = ['qemu', 'firecracker'];
@@ -80,13 +86,22 @@ export function selectDriver(f: DriverFacts): DriverChoice {
   return { kind: 'qemu', mode, reason: `qemu/${mode} (${why})` };
 }
 
+/** What the daemon tells the driver about itself. */
+export interface DriverHost {
+  /** The daemon's state directory, hidden from jailed VMMs. */
+  readonly home?: string;
+}
+
 /**
- * Probes the host and constructs the configured driver.
+ * Probes the host and constructs the configured driver. The qemu driver
+ * jails QEMU when `vmm.jail` is on and the host allows it; `choice.reason`
+ * ends with whether it does and why.
  * @throws {AenvError} as {@link selectDriver}; `VMM_DRIVER_UNAVAILABLE` when
- *   the QEMU binary is missing.
+ *   the QEMU binary is missing or the jail helper cannot be built.
  */
 export async function createVmmDriver(
   config: VmmConfig,
+  host: DriverHost = {},
 ): Promise<{ driver: VmmDriver; choice: DriverChoice }> {
   if (config.kvmPvm && config.guestKernel === undefined) {
     throw new AenvError(
@@ -117,12 +132,15 @@ export async function createVmmDriver(
   }
   const cpuKhz = config.cpuKhz > 0 ? config.cpuKhz : await hostCpuKhz();
   const user = parseQemuUser(config.qemuUser);
+  const { jail, reason } = await qemuJailConfig(config, host.home === undefined ? [] : [host.home]);
+  await jail?.helper();
   const driver = new QemuDriver({
     binary,
     mode: choice.mode,
     vmmVersion: await qemuVersion(binary),
     ...(cpuKhz === undefined ? {} : { cpuKhz }),
-    ...(user === undefined ? {} : { user }),
+    ...(user === undefined || jail !== undefined ? {} : { user }),
+    ...(jail === undefined ? {} : { jail }),
     sandbox: config.qemuSandbox,
     balloon: config.qemuBalloon,
     helperDir: config.qemuHelperDir,
@@ -135,7 +153,7 @@ export async function createVmmDriver(
           },
         }),
   });
-  return { driver, choice };
+  return { driver, choice: { ...choice, reason: `${choice.reason}; ${reason}` } };
 }
 
 /**
@@ -157,10 +175,35 @@ export function parseQemuUser(value: string): { uid: number; gid: number } | und
   return { uid, gid };
 }
 
+/**
+ * With the jailer and `vmm.jail` on: each VMM's own uid from the jail
+ * range, and cgroup limits where controllers are found.
+ */
+async function firecrackerJail(
+  config: VmmConfig,
+): Promise<Pick<FirecrackerDriverOptions, 'jailUids' | 'jailLimits'>> {
+  if (config.firecrackerJailer === '' || !config.jail) return {};
+  const cgroups = await detectCgroups();
+  return {
+    jailUids: new JailUidPool(config.jailUidBase, config.jailUidCount),
+    ...(cgroups === undefined
+      ? {}
+      : {
+          jailLimits: {
+            cgroupVersion: cgroups.version,
+            memoryOverheadMiB: config.jailMemoryOverheadMiB,
+            cpuLimit: config.jailCpuLimit,
+            pidsMax: config.jailPidsMax,
+          },
+        }),
+  };
+}
+
 /** The firecracker driver from the `firecracker*` config fields. */
 async function createFirecracker(config: VmmConfig, binary: string): Promise<VmmDriver> {
   const jailer = config.firecrackerJailer;
   return FirecrackerDriver.create({
+    ...(await firecrackerJail(config)),
     binary,
     ...(jailer === ''
       ? {}

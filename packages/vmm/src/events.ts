@@ -77,3 +77,13 @@ export function publishExit(vm: VmEventSource, reason: ExitReason, extra: VmmEve
     ...extra,
   });
 }
+
+/** Where the driver says, once at startup, whether it jails VMMs and why. */
+export const VMM_JAIL_CHANNEL = 'aenv:vmm:jail';
+
+/** Publishes the jail decision (`enabled`, a one-line `reason`). */
+export function publishJail(driver: string, enabled: boolean, reason: string): void {
+  const ch = channel(VMM_JAIL_CHANNEL);
+  if (!ch.hasSubscribers) return;
+  ch.publish({ [LOG_FIELDS.vmmDriver]: driver, enabled, reason });
+}

@@ -38,7 +38,7 @@ export {
   readManifest,
   type SnapshotManifest,
 } from './snapshot-manifest.js';
-export { VMM_CHANNELS, type VmmEvent, type VmmOp } from './events.js';
+export { VMM_CHANNELS, VMM_JAIL_CHANNEL, type VmmEvent, type VmmOp } from './events.js';
 export {
   BASE_KERNEL_ARGS,
   GUEST_KERNEL_PARAMS,
@@ -63,6 +63,7 @@ export {
   selectDriver,
   type DriverChoice,
   type DriverFacts,
+  type DriverHost,
 } from './create-vmm-driver.js';
 export {
   QEMU_CAPABILITIES,
@@ -94,3 +95,20 @@ export {
 export type { JailerOptions } from './firecracker/vmm-layout.js';
 export type { FirecrackerMetrics } from './firecracker/vmm-telemetry.js';
 export type { Balloon, BalloonStats, CpuTemplate } from './firecracker/api-types.js';
+export { JailUidPool, type JailIdentity } from './jail/jail-uid-pool.js';
+export {
+  jailCommand,
+  jailMounts,
+  type JailBind,
+  type JailCommandSpec,
+} from './jail/jail-command.js';
+export {
+  CGROUP_PARENT,
+  detectCgroups,
+  vmCgroupPlan,
+  type CgroupHost,
+  type CgroupLimits,
+  type CgroupPlan,
+} from './jail/vm-cgroup.js';
+export { JAIL_TAP_FD, QemuJail, type QemuJailConfig } from './qemu/qemu-jail.js';
+export { jailDecision, qemuJailConfig, JAIL_HELPER_SOURCE } from './qemu/qemu-jail-config.js';

@@ -55,7 +55,9 @@ import { FC_SNAPSHOT_FILES, type FcVmRecord } from './firecracker-snapshot.js';
 import { FirecrackerVm } from './firecracker-vm.js';
 import { NbdAttacher } from './nbd-attachment.js';
 import { checkFcRestorable } from './restore-check.js';
+import { jailerForVm, type FirecrackerJailLimits } from './jailer-per-vm.js';
 import { RUN_FILES, type JailerOptions, type VmmLayout } from './vmm-layout.js';
+import type { JailUidPool } from '../jail/jail-uid-pool.js';
 import { prepareVmm, type FileToExpose, type PreparedVmm } from './vmm-resources.js';
 
 const run = promisify(execFile);
@@ -68,6 +70,13 @@ export interface FirecrackerDriverOptions {
   readonly vmmVersion?: string;
   /** Run every VMM under the jailer. */
   readonly jailer?: JailerOptions;
+  /**
+   * With `jailer`: give each VMM its own uid/gid from this pool (instead of
+   * `jailer.uid`), held until it has exited.
+   */
+  readonly jailUids?: JailUidPool;
+  /** With `jailer`: per-VM `--cgroup` limits (see `jailer-per-vm.ts`). */
+  readonly jailLimits?: FirecrackerJailLimits;
   /** Firecracker's `snapshot-editor`, needed to merge diff snapshots onto their base. */
   readonly snapshotEditor?: string;
   /** How NBD drives are attached (its `nbd-client` program, sysfs root). @default `new NbdAttacher()` */
@@ -217,6 +226,14 @@ export class FirecrackerDriver implements VmmDriver {
   }
 
   async #boot(spec: VmSpec, signal: AbortSignal | undefined): Promise<FirecrackerVm> {
+    return this.#jailed(spec, (jailer) => this.#bootIn(spec, jailer, signal));
+  }
+
+  async #bootIn(
+    spec: VmSpec,
+    jailer: JailerOptions | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<FirecrackerVm> {
     const version = await this.version();
     await mkdir(spec.runDir, { recursive: true });
     const files: FileToExpose[] = [
@@ -229,7 +246,7 @@ export class FirecrackerDriver implements VmmDriver {
       ...(spec.guest === undefined ? {} : { guest: spec.guest }),
       extra: [...FIRECRACKER_KERNEL_ARGS, ...(spec.cmdline ?? [])],
     });
-    const prepared = await this.#prepare(spec, files);
+    const prepared = await this.#prepare(spec, files, jailer);
     const machine = this.#machine(spec, prepared, cmdline);
     const record: FcVmRecord = {
       vcpus: spec.vcpus,
@@ -247,7 +264,7 @@ export class FirecrackerDriver implements VmmDriver {
     const [vm, instance] = await this.#launch(
       spec,
       prepared,
-      { record, version, base: null },
+      { record, version, base: null, jailer },
       signal,
     );
     const steps = bootPlan(machine, this.#telemetryPaths(prepared.layout));
@@ -266,18 +283,35 @@ export class FirecrackerDriver implements VmmDriver {
       vmmVersion: version,
       drivePaths: this.#o.jailer === undefined ? 'fd' : 'jail',
     });
-    await mkdir(spec.runDir, { recursive: true });
+    return this.#jailed(manifest.machine, async (jailer) => {
+      await mkdir(spec.runDir, { recursive: true });
+      return this.#restoreIn(dir, manifest, spec, { version, jailer }, signal);
+    });
+  }
+
+  async #restoreIn(
+    dir: string,
+    manifest: SnapshotManifest,
+    spec: RestoreSpec,
+    facts: { version: string; jailer: JailerOptions | undefined },
+    signal: AbortSignal | undefined,
+  ): Promise<FirecrackerVm> {
+    const { version, jailer } = facts;
     const memory = join(dir, manifest.memory.file ?? FC_SNAPSHOT_FILES.memory);
-    const prepared = await this.#prepare(spec, [
-      { host: join(dir, manifest.state.file), jailPath: '/snapshot-in/vmstate', writable: false },
-      { host: memory, jailPath: '/snapshot-in/memory', writable: false },
-    ]);
+    const prepared = await this.#prepare(
+      spec,
+      [
+        { host: join(dir, manifest.state.file), jailPath: '/snapshot-in/vmstate', writable: false },
+        { host: memory, jailPath: '/snapshot-in/memory', writable: false },
+      ],
+      jailer,
+    );
     const [statePath, memoryPath] = prepared.files as [string, string];
     const record = recordOf(manifest);
     const [vm, instance] = await this.#launch(
       spec,
       prepared,
-      { record, version, base: memory },
+      { record, version, base: memory, jailer },
       signal,
     );
     const steps = restorePlan(
@@ -296,12 +330,43 @@ export class FirecrackerDriver implements VmmDriver {
     return vm;
   }
 
-  #prepare(spec: VmSpec | RestoreSpec, files: FileToExpose[]): Promise<PreparedVmm> {
+  /**
+   * Runs `start` with the VM's jailer options: its own uid from the pool
+   * (when configured), given back once the VMM has exited, or at once when
+   * the start fails.
+   */
+  async #jailed(
+    machine: { readonly vcpus: number; readonly memoryMiB: number },
+    start: (jailer: JailerOptions | undefined) => Promise<FirecrackerVm>,
+  ): Promise<FirecrackerVm> {
+    const { jailer, jailUids } = this.#o;
+    if (jailer === undefined || jailUids === undefined) return start(jailer);
+    const identity = jailUids.acquire();
+    let released = false;
+    const release = (): void => {
+      if (!released) jailUids.release(identity);
+      released = true;
+    };
+    try {
+      const vm = await start(jailerForVm(jailer, identity, machine, this.#o.jailLimits));
+      void vm.wait().finally(release);
+      return vm;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  #prepare(
+    spec: VmSpec | RestoreSpec,
+    files: FileToExpose[],
+    jailer: JailerOptions | undefined,
+  ): Promise<PreparedVmm> {
     return prepareVmm({
       id: spec.id,
       runDir: spec.runDir,
       firecracker: this.binary,
-      jailer: this.#o.jailer,
+      jailer,
       drives: spec.drives,
       driveDefaults: {
         ioEngine: this.#o.ioEngine ?? 'Sync',
@@ -348,7 +413,12 @@ export class FirecrackerDriver implements VmmDriver {
   async #launch(
     spec: (VmSpec | RestoreSpec) & ConsoleSpec,
     p: PreparedVmm,
-    facts: { record: FcVmRecord; version: string; base: string | null },
+    facts: {
+      record: FcVmRecord;
+      version: string;
+      base: string | null;
+      jailer: JailerOptions | undefined;
+    },
     signal: AbortSignal | undefined,
   ): Promise<[FirecrackerVm, FirecrackerInstance]> {
     const serialLog = spec.serialLog ?? join(spec.runDir, 'serial.log');
@@ -359,7 +429,7 @@ export class FirecrackerDriver implements VmmDriver {
         layout: p.layout,
         killWithParent: this.#o.killWithParent ?? true,
         ...(spec.network?.netns === undefined ? {} : { netns: spec.network.netns }),
-        ...(this.#o.jailer === undefined ? {} : { jailer: this.#o.jailer }),
+        ...(facts.jailer === undefined ? {} : { jailer: facts.jailer }),
       },
       fds: p.fds,
       telemetry: p.telemetry,

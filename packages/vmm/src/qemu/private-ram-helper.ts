@@ -42,10 +42,40 @@ export function privateRamEnv(helper: string, ramFile: string): Record<string, s
  * @param cc the C compiler. @default 'cc'
  * @throws {AenvError} `VMM_DRIVER_UNAVAILABLE` when it cannot be built.
  */
-export async function buildPrivateRamHelper(dir: string, cc = 'cc'): Promise<string> {
-  const source = await readFile(PRIVATE_RAM_SOURCE);
+export function buildPrivateRamHelper(dir: string, cc = 'cc'): Promise<string> {
+  return buildNativeHelper(
+    dir,
+    { source: PRIVATE_RAM_SOURCE, name: 'aenv-private-ram', kind: 'shared' },
+    cc,
+  );
+}
+
+/** A C program or shared object of this package, built on demand. */
+export interface NativeHelper {
+  /** The C source file. */
+  readonly source: string;
+  /** The built file's name, before its digest suffix. */
+  readonly name: string;
+  /** `shared`: a preloadable `.so` (linked with libdl); `program`: an executable. */
+  readonly kind: 'shared' | 'program';
+}
+
+/**
+ * Builds (or finds) `helper` in `dir`, under the same rules as the
+ * interposer (see the module comment): named after its source's digest,
+ * atomically renamed into place, owned by this user and writable by nobody
+ * else.
+ * @throws {AenvError} `VMM_DRIVER_UNAVAILABLE` when it cannot be built.
+ */
+export async function buildNativeHelper(
+  dir: string,
+  helper: NativeHelper,
+  cc = 'cc',
+): Promise<string> {
+  const source = await readFile(helper.source);
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 16);
-  const target = join(dir, `aenv-private-ram-${digest}.so`);
+  const suffix = helper.kind === 'shared' ? '.so' : '';
+  const target = join(dir, `${helper.name}-${digest}${suffix}`);
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await assertPrivate(dir, 'directory');
   const existing = await lstat(target).catch(() => undefined);
@@ -54,8 +84,10 @@ export async function buildPrivateRamHelper(dir: string, cc = 'cc'): Promise<str
     return target;
   }
   const tmp = `${target}.${process.pid}.tmp`;
+  const flags = helper.kind === 'shared' ? ['-shared', '-fPIC', '-O2', '-Wall'] : ['-O2', '-Wall'];
+  const libs = helper.kind === 'shared' ? ['-ldl'] : [];
   try {
-    await run(cc, ['-shared', '-fPIC', '-O2', '-Wall', '-o', tmp, PRIVATE_RAM_SOURCE, '-ldl']);
+    await run(cc, [...flags, '-o', tmp, helper.source, ...libs]);
     await chmod(tmp, 0o755);
     await rename(tmp, target);
   } catch (err) {
@@ -63,7 +95,7 @@ export async function buildPrivateRamHelper(dir: string, cc = 'cc'): Promise<str
     const detail = (err as { stderr?: string }).stderr?.trim() ?? (err as Error).message;
     throw new AenvError(
       'VMM_DRIVER_UNAVAILABLE',
-      `cannot build the private-RAM helper with ${cc} (restores need it; install gcc and libc6-dev): ${detail}`,
+      `cannot build ${helper.name} with ${cc} (install gcc and libc6-dev): ${detail}`,
       { cause: err, fields: { dir } },
     );
   }

@@ -59,7 +59,7 @@ describe('buildQemuArgs', () => {
   it('attaches drives in order with their ids as serials, escaping commas', () => {
     const args = buildQemuArgs(launch);
     assert.deepEqual(after(args, '-drive'), [
-      'driver=nbd,server.type=unix,server.path=/run/nbd.sock,export=sbx1,if=none,id=drive-rootfs,discard=unmap',
+      'driver=nbd,server.type=unix,server.path=/run/nbd.sock,export=sbx1,if=none,id=drive-rootfs,discard=unmap,werror=report',
       'file=/a,,b/tools.erofs,format=raw,if=none,id=drive-tools,readonly=on',
     ]);
     const devices = after(args, '-device');
@@ -97,6 +97,21 @@ describe('buildQemuArgs', () => {
     });
     assert.deepEqual(after(args, '-cpu'), ['host']);
     assert.deepEqual(after(args, '-netdev'), []);
+  });
+
+  it('attaches an already-open tap by descriptor for a jailed QEMU', () => {
+    const args = buildQemuArgs({ ...launch, tapFd: 3 });
+    assert.ok(args.includes('tap,id=net0,fd=3'));
+    assert.ok(!args.some((a) => a.includes('ifname=')));
+  });
+
+  it('bounds the TCG code cache only when asked, and only under TCG', () => {
+    assert.deepEqual(after(buildQemuArgs({ ...launch, tcgCacheMiB: 128 }), '-accel'), [
+      'tcg,tb-size=128',
+    ]);
+    assert.deepEqual(after(buildQemuArgs(launch), '-accel'), ['tcg']);
+    const kvm = { ...launch, machine: { ...launch.machine, mode: 'kvm' as const } };
+    assert.deepEqual(after(buildQemuArgs({ ...kvm, tcgCacheMiB: 128 }), '-accel'), ['kvm']);
   });
 
   it('runs under the seccomp filter unless told not to, and has a balloon only when asked', () => {

@@ -63,6 +63,13 @@ export interface QemuLaunch {
   readonly start: 'paused' | 'incoming';
   /** Whether QEMU runs under its seccomp filter. */
   readonly sandbox: boolean;
+  /** The tap is already open on this descriptor (a jailed QEMU cannot open /dev/net/tun). */
+  readonly tapFd?: number;
+  /**
+   * TCG's translated-code cache size in MiB (`tb-size`); QEMU's default is
+   * 1 GiB, more than a jailed QEMU's memory limit leaves it.
+   */
+  readonly tcgCacheMiB?: number;
 }
 
 /** QEMU's seccomp filter: everything it can deny without breaking TCG, tap, NBD and file RAM. */
@@ -76,7 +83,11 @@ export function qemuOptValue(value: string): string {
 
 function driveArgs(drive: DriveSpec): string[] {
   const id = `drive-${drive.id}`;
-  const common = `if=none,id=${id}${drive.readOnly ? ',readonly=on' : ',discard=unmap'}`;
+  // werror=report: a write the backing store cannot take (a full host disk:
+  // NBD_ENOSPC) is an I/O error in the guest; QEMU's default (enospc) would
+  // silently pause the whole VM until someone resumes it.
+  const rw = ',discard=unmap,werror=report';
+  const common = `if=none,id=${id}${drive.readOnly ? ',readonly=on' : rw}`;
   const src = drive.source;
   const backend =
     src.kind === 'file'
@@ -101,7 +112,9 @@ export function buildQemuArgs(launch: QemuLaunch): string[] {
     '-M',
     'microvm,acpi=on,memory-backend=mem',
     '-accel',
-    m.mode,
+    m.mode === 'tcg' && launch.tcgCacheMiB !== undefined
+      ? `tcg,tb-size=${launch.tcgCacheMiB}`
+      : m.mode,
   ];
   if (m.cpuModel !== 'default') args.push('-cpu', m.cpuModel);
   args.push('-smp', String(m.vcpus), '-m', size, '-object', mem);
@@ -111,7 +124,9 @@ export function buildQemuArgs(launch: QemuLaunch): string[] {
   if (m.network !== null) {
     args.push(
       '-netdev',
-      `tap,id=net0,ifname=${qemuOptValue(m.network.tap)},script=no,downscript=no`,
+      launch.tapFd === undefined
+        ? `tap,id=net0,ifname=${qemuOptValue(m.network.tap)},script=no,downscript=no`
+        : `tap,id=net0,fd=${launch.tapFd}`,
       '-device',
       `virtio-net-device,netdev=net0,mac=${m.network.mac}`,
     );

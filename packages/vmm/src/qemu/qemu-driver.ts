@@ -48,6 +48,7 @@ import { buildPrivateRamHelper, privateRamEnv } from './private-ram-helper.js';
 import { applyRamDiff, findRamMapping } from './process-memory.js';
 import type { QemuIdentity, QemuLaunch, QemuMachine } from './qemu-args.js';
 import { QemuInstance } from './qemu-instance.js';
+import { JAIL_TAP_FD, QemuJail, type QemuJailConfig } from './qemu-jail.js';
 import { QemuPreparedRestore } from './qemu-prepared-restore.js';
 import { placeBaseRam, prepareRunDir, runFiles } from './qemu-run-dir.js';
 import type { RamLayout } from './qemu-snapshot.js';
@@ -74,6 +75,11 @@ export interface QemuDriverOptions {
   readonly killWithParent?: boolean;
   /** Run QEMU as this user and group (see docs/vmm.md); omitted: as this process's user. */
   readonly user?: QemuIdentity;
+  /**
+   * Jail every QEMU (own uid, cgroup, mount namespace; see `qemu-jail.ts`).
+   * Takes the place of `user`.
+   */
+  readonly jail?: QemuJailConfig;
   /** QEMU's own seccomp filter (`-sandbox`). @default true */
   readonly sandbox?: boolean;
   /** A virtio-balloon with free-page reporting in booted VMs (restores follow the snapshot). @default true */
@@ -119,6 +125,8 @@ interface StartPlan {
   readonly ownsRam: boolean;
   readonly start: QemuLaunch['start'];
   readonly env?: Record<string, string>;
+  /** The jail QEMU runs in, if the driver jails. */
+  readonly jail?: QemuJail | undefined;
 }
 
 /** See the module comment. */
@@ -168,11 +176,14 @@ export class QemuDriver implements VmmDriver {
       validateVmSpec(spec);
       const machine = await this.#bootMachine(spec);
       const files = runFiles(spec.runDir);
-      await prepareRunDir(spec.runDir, this.#o.user);
-      await rm(files.memory, { force: true });
+      const jail = await this.#openJail(spec.id, machine);
       const ram: RamLayout = { kind: 'own', path: files.memory };
-      const plan = { machine, ram, ownsRam: true, start: 'paused' as const };
-      const instance = await this.#launch(spec, plan, signal);
+      const plan = { machine, ram, ownsRam: true, start: 'paused' as const, jail };
+      const instance = await this.#guarded(jail, async () => {
+        await prepareRunDir(spec.runDir, this.#fileUser(jail));
+        await rm(files.memory, { force: true });
+        return this.#launch(spec, plan, signal);
+      });
       const serialLog = spec.serialLog ?? join(spec.runDir, 'serial.log');
       const paths = { runDir: spec.runDir, serialLog };
       const vm = this.#vm(spec.id, paths, plan, instance, await this.version());
@@ -242,24 +253,27 @@ export class QemuDriver implements VmmDriver {
     });
     const helper = await this.privateRamHelper();
     const deviceState = await readFile(join(snapshot.dir, manifest.state.file));
-    await prepareRunDir(spec.runDir, this.#o.user);
-    const { ram, owned } = await placeBaseRam(
-      join(snapshot.dir, manifest.memory.file as string),
-      spec.runDir,
-      { baseId: manifest.memory.baseId as string, source: snapshot.dir },
-      this.#o.user,
-    );
     const machine = machineFromManifest(manifest, spec);
-    const env = privateRamEnv(helper, ram.path);
-    const plan = { machine, ram, ownsRam: owned, start: 'incoming' as const, env };
-    const instance = await this.#launch(spec, plan, signal);
+    const jail = await this.#openJail(spec.id, machine);
+    const { plan, instance } = await this.#guarded(jail, async () => {
+      await prepareRunDir(spec.runDir, this.#fileUser(jail));
+      const { ram, owned } = await placeBaseRam(
+        join(snapshot.dir, manifest.memory.file as string),
+        spec.runDir,
+        { baseId: manifest.memory.baseId as string, source: snapshot.dir },
+        this.#fileUser(jail),
+      );
+      const env = privateRamEnv(helper, ram.path);
+      const plan = { machine, ram, ownsRam: owned, start: 'incoming' as const, env, jail };
+      return { plan, instance: await this.#launch(spec, plan, signal) };
+    });
     try {
       signal?.throwIfAborted();
       const diff = manifest.memory.diff;
       if (diff !== undefined) {
         const mapping = await findRamMapping(
           instance.process.pid as number,
-          ram.path,
+          plan.ram.path,
           manifest.memory.bytes,
         );
         await applyRamDiff(mapping, join(snapshot.dir, diff.file));
@@ -280,6 +294,34 @@ export class QemuDriver implements VmmDriver {
       publish,
       makeVm: (id) => this.#vm(id, { runDir: spec.runDir, serialLog }, plan, instance, version),
     });
+  }
+
+  /** A jail for VM `id` when the driver jails QEMU. */
+  async #openJail(id: string, machine: QemuMachine): Promise<QemuJail | undefined> {
+    return this.#o.jail === undefined ? undefined : QemuJail.open(this.#o.jail, id, machine);
+  }
+
+  /**
+   * Runs the steps up to a launched instance; when they fail the jail is
+   * released (a launched instance releases it itself when QEMU ends).
+   */
+  async #guarded<T>(jail: QemuJail | undefined, steps: () => Promise<T>): Promise<T> {
+    try {
+      return await steps();
+    } catch (err) {
+      await jail?.release().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Who owns QEMU's files: a jailed QEMU's uid with the jail's common group
+   * (so snapshot RAM sealed to that group maps in any other jailed VM), else
+   * the configured user.
+   */
+  #fileUser(jail: QemuJail | undefined): QemuIdentity | undefined {
+    if (jail === undefined || this.#o.jail === undefined) return this.#o.user;
+    return { uid: jail.identity.uid, gid: this.#o.jail.pool.sharedGid };
   }
 
   async #bootMachine(spec: VmSpec): Promise<QemuMachine> {
@@ -324,23 +366,16 @@ export class QemuDriver implements VmmDriver {
     plan: StartPlan,
     signal: AbortSignal | undefined,
   ): Promise<QemuInstance> {
-    const files = runFiles(spec.runDir);
+    const launch = this.#launchOf(spec, plan);
+    await plan.jail?.admit(launch, spec.runDir, plan.env);
     return QemuInstance.launch({
       binary: this.binary,
-      launch: {
-        id: spec.id,
-        machine: plan.machine,
-        memory: { path: plan.ram.path },
-        qmpSocket: files.qmp,
-        serialSocket: files.serial,
-        pidFile: files.pid,
-        start: plan.start,
-        sandbox: this.#o.sandbox ?? true,
-      },
+      launch,
+      ...(plan.jail === undefined ? {} : { jail: plan.jail }),
       serialLog: spec.serialLog ?? join(spec.runDir, 'serial.log'),
       killWithParent: this.#o.killWithParent ?? true,
       ownedFiles: plan.ownsRam ? [plan.ram.path] : [],
-      ...(this.#o.user === undefined ? {} : { user: this.#o.user }),
+      ...(this.#o.user === undefined || plan.jail !== undefined ? {} : { user: this.#o.user }),
       ...(plan.env === undefined ? {} : { env: plan.env }),
       ...(spec.network?.netns === undefined ? {} : { netns: spec.network.netns }),
       ...(spec.serialLogMaxBytes === undefined
@@ -350,6 +385,22 @@ export class QemuDriver implements VmmDriver {
     });
   }
 
+  #launchOf(spec: { id: string; runDir: string }, plan: StartPlan): QemuLaunch {
+    const files = runFiles(spec.runDir);
+    return {
+      id: spec.id,
+      machine: plan.machine,
+      memory: { path: plan.ram.path },
+      qmpSocket: files.qmp,
+      serialSocket: files.serial,
+      pidFile: files.pid,
+      start: plan.start,
+      sandbox: this.#o.sandbox ?? true,
+      ...(plan.jail !== undefined && plan.machine.network !== null ? { tapFd: JAIL_TAP_FD } : {}),
+      ...(plan.jail === undefined ? {} : { tcgCacheMiB: plan.jail.tcgCacheMiB }),
+    };
+  }
+
   #vm(
     id: string,
     paths: { readonly runDir: string; readonly serialLog: string },
@@ -357,13 +408,14 @@ export class QemuDriver implements VmmDriver {
     instance: QemuInstance,
     vmmVersion: string,
   ): QemuVm {
+    const fileUser = this.#fileUser(plan.jail);
     return new QemuVm({
       id,
       instance,
       machine: plan.machine,
       ram: plan.ram,
       runDir: paths.runDir,
-      ...(this.#o.user === undefined ? {} : { qemuUser: this.#o.user }),
+      ...(fileUser === undefined ? {} : { qemuUser: fileUser }),
       vmmVersion,
       serialLog: paths.serialLog,
       initialState: 'starting',

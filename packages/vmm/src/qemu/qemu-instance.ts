@@ -17,6 +17,7 @@
 import { rm } from 'node:fs/promises';
 import { AenvError } from '@aenv/shared';
 import { buildQemuArgs, qemuCommand, type QemuIdentity, type QemuLaunch } from './qemu-args.js';
+import type { QemuJail } from './qemu-jail.js';
 import { QemuProcess, type ProcessExit } from './qemu-process.js';
 import { QmpClient } from './qmp-client.js';
 import { SerialConsole } from './serial-console.js';
@@ -30,6 +31,11 @@ export interface InstanceOptions {
   readonly killWithParent?: boolean;
   /** Run QEMU as this user (see `qemuCommand`). */
   readonly user?: QemuIdentity;
+  /**
+   * Run QEMU in this jail (instead of `user`); the instance releases it once
+   * QEMU has exited, also when the launch fails.
+   */
+  readonly jail?: QemuJail;
   /** Added to QEMU's environment (the private-RAM interposer). */
   readonly env?: Record<string, string>;
   readonly serialLog: string;
@@ -41,6 +47,26 @@ export interface InstanceOptions {
 
 async function removeFiles(paths: Iterable<string>): Promise<void> {
   await Promise.all([...paths].map((p) => rm(p, { force: true })));
+}
+
+function command(options: InstanceOptions): [string, string[]] {
+  const killWithParent = options.killWithParent ?? true;
+  const netns = options.netns === undefined ? {} : { netns: options.netns };
+  const { jail, launch } = options;
+  if (jail === undefined) {
+    const user = options.user === undefined ? {} : { user: options.user };
+    return qemuCommand(options.binary, buildQemuArgs(launch), {
+      killWithParent,
+      ...netns,
+      ...user,
+    });
+  }
+  const tap = launch.machine.network?.tap;
+  return jail.command(options.binary, buildQemuArgs(launch), {
+    killWithParent,
+    ...netns,
+    ...(tap === undefined ? {} : { tap }),
+  });
 }
 
 /** See the module comment. */
@@ -57,6 +83,7 @@ export class QemuInstance {
     qmp: QmpClient,
     console: SerialConsole,
     owned: Set<string>,
+    jail: QemuJail | undefined,
   ) {
     this.process = proc;
     this.qmp = qmp;
@@ -75,6 +102,7 @@ export class QemuInstance {
       );
       console.detach();
       await removeFiles(this.#owned).catch(() => undefined);
+      await jail?.release().catch(() => undefined);
       return exit;
     });
   }
@@ -92,11 +120,7 @@ export class QemuInstance {
       ...(options.ownedFiles ?? []),
     ]);
     await removeFiles([launch.qmpSocket, launch.serialSocket, launch.pidFile]);
-    const [program, args] = qemuCommand(options.binary, buildQemuArgs(launch), {
-      killWithParent: options.killWithParent ?? true,
-      ...(options.netns === undefined ? {} : { netns: options.netns }),
-      ...(options.user === undefined ? {} : { user: options.user }),
-    });
+    const [program, args] = command(options);
     const proc = QemuProcess.spawn(program, args, options.env);
     let qmp: QmpClient | undefined;
     try {
@@ -109,12 +133,13 @@ export class QemuInstance {
         options.serialLog,
         options.serialLogMaxBytes,
       );
-      return new QemuInstance(proc, qmp, console, owned);
+      return new QemuInstance(proc, qmp, console, owned, options.jail);
     } catch (err) {
       qmp?.close();
       proc.kill('SIGKILL');
       await proc.exited;
       await removeFiles(owned);
+      await options.jail?.release().catch(() => undefined);
       const died = proc.deathReason();
       if (err instanceof AenvError && err.code === 'VMM_START_FAILED') throw err;
       if (died !== undefined && !(options.signal?.aborted ?? false)) {

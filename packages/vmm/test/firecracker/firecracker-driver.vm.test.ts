@@ -6,16 +6,17 @@
 // Runs only where Firecracker can: AENV_FIRECRACKER_BIN names a
 // firecracker v1.16 binary and /dev/kvm is hardware KVM (kvm_intel or
 // kvm_amd). Optional: AENV_FIRECRACKER_SNAPSHOT_EDITOR (Diff snapshots),
-// AENV_FIRECRACKER_JAILER (run jailed, as uid/gid 4242). Otherwise every
+// AENV_FIRECRACKER_JAILER_BIN or AENV_FIRECRACKER_JAILER (run jailed,
+// each VMM as its own uid from 4243 with cgroup limits). Otherwise every
 // test is skipped and the reason printed. Needs root (network namespaces).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { probeKvm, type DriveSpec } from '../../src/index.js';
+import { JailUidPool, detectCgroups, probeKvm, type DriveSpec } from '../../src/index.js';
 import { FirecrackerDriver } from '../../src/firecracker/firecracker-driver.js';
 import type { FirecrackerVm } from '../../src/firecracker/firecracker-vm.js';
 import { STAND_IN_READY, writeEnvdStandIn } from '../fixtures/envd-stand-in.js';
@@ -25,7 +26,9 @@ import { createNetns, deleteNetns, httpInNetns, waitForHttp } from '../fixtures/
 const run = promisify(execFile);
 const BIN = process.env.AENV_FIRECRACKER_BIN;
 const EDITOR = process.env.AENV_FIRECRACKER_SNAPSHOT_EDITOR;
-const JAILER = process.env.AENV_FIRECRACKER_JAILER;
+const JAILER = process.env.AENV_FIRECRACKER_JAILER_BIN ?? process.env.AENV_FIRECRACKER_JAILER;
+/** Jailed VMMs get uids 4243.. (one each), gid 4242 in common. */
+const JAIL_UIDS = new JailUidPool(4242, 16);
 const GUEST = '10.204.0.2';
 const MAC = '02:fc:00:00:01:02';
 const url = (path: string): string => `http://${GUEST}:49983${path}`;
@@ -79,13 +82,27 @@ describe('firecracker driver with a real firecracker', { timeout: 600_000 }, asy
   before(async () => {
     if (skip !== false) return;
     for (const ns of namespaces) await createNetns(ns, '10.204.0.1/30');
+    const cgroups = await detectCgroups();
     driver = await FirecrackerDriver.create({
       binary: BIN as string,
       trackDirtyPages: EDITOR !== undefined,
       ...(EDITOR === undefined ? {} : { snapshotEditor: EDITOR }),
       ...(JAILER === undefined
         ? {}
-        : { jailer: { binary: JAILER, uid: 4242, gid: 4242, chrootBaseDir: join(work, 'jail') } }),
+        : {
+            jailer: { binary: JAILER, uid: 4242, gid: 4242, chrootBaseDir: join(work, 'jail') },
+            jailUids: JAIL_UIDS,
+            ...(cgroups === undefined
+              ? {}
+              : {
+                  jailLimits: {
+                    cgroupVersion: cgroups.version,
+                    memoryOverheadMiB: 128,
+                    cpuLimit: true,
+                    pidsMax: 256,
+                  },
+                }),
+          }),
     });
     console.log(`# ${await driver.version()}${JAILER === undefined ? '' : ' (jailed)'}`);
   });
@@ -160,6 +177,18 @@ describe('firecracker driver with a real firecracker', { timeout: 600_000 }, asy
       `# 2 concurrent restores: running after ${running} ms, envd healthy after ${Math.max(...healthy) - t} ms`,
     );
     assert.ok(clones.every((c) => c.state === 'running'));
+    if (JAILER !== undefined) {
+      const uids = await Promise.all(
+        clones.map(
+          async (c) => /^Uid:\s+(\d+)/m.exec(await readFile(`/proc/${c.pid}/status`, 'utf8'))?.[1],
+        ),
+      );
+      assert.notEqual(uids[0], uids[1], 'each jailed clone runs as its own uid');
+      assert.ok(
+        uids.every((u) => Number(u) > 4242),
+        `jail uids: ${uids.join(', ')}`,
+      );
+    }
     if (EDITOR !== undefined) {
       const [c1] = clones;
       await c1.pause();
