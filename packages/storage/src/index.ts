@@ -16,7 +16,11 @@ export { useSyncIo } from './file-io.js';
 export type { BlobBody, BlobInfo, BlobStore } from './blob/blob-store.js';
 export { assertBlobKey } from './blob/blob-store.js';
 export { FsBlobStore } from './blob/fs-blob-store.js';
-export { S3BlobStore, type S3BlobStoreOptions } from './blob/s3-blob-store.js';
+export {
+  S3BlobStore,
+  S3_FAIL_FAST_DEFAULTS,
+  type S3BlobStoreOptions,
+} from './blob/s3-blob-store.js';
 export { createBlobStore, type BlobStoreSpec } from './blob/create-blob-store.js';
 export {
   ChunkCache,
@@ -24,6 +28,11 @@ export {
   type CacheStats,
   type ChunkCacheOptions,
 } from './cache/chunk-cache.js';
+export {
+  LayerMetaCache,
+  DEFAULT_LAYER_META_BUDGET,
+  type LayerMeta,
+} from './cache/layer-meta-cache.js';
 export {
   LAYER_FORMAT_VERSION,
   LAYER_HEADER_SIZE,

@@ -8,6 +8,10 @@
  * snapshot's layers, or its own pause snapshot's) with a fresh upper in its
  * own directory; closing the disk removes the export and deletes the upper.
  *
+ * Storage faults keep their codes (`STORAGE_NO_SPACE` for a full disk,
+ * `BLOB_STORE_UNAVAILABLE` for a store that is down: the API answers 507 and
+ * 503), and a disk that could not be opened leaves no export and no upper.
+ *
  * A killed daemon leaves sockets, import scratch files and blob-store
  * temporaries behind (its uppers live in sandbox directories, which
  * `removeLeftoverSandboxes` deletes); `start` removes them before serving.
@@ -20,6 +24,7 @@ import { AenvError, Cleanup, LOG_FIELDS, categoryOf } from '@aenv/shared';
 import {
   NbdServer,
   createBlobStore,
+  deleteUpper,
   normalizeImageSpec,
   type NbdHostStats,
   type StorageSettings,
@@ -120,6 +125,11 @@ export class NodeStorage implements SandboxDisks {
       this.#disks.set(name, disk);
       return disk;
     } catch (err) {
+      // A failed open (a full disk, say) can leave a half-made upper; one that
+      // was there before (STORAGE_UPPER_EXISTS) is someone else's.
+      if (!(err instanceof AenvError && err.code === 'STORAGE_UPPER_EXISTS')) {
+        await deleteUpper(upperDir).catch(() => undefined);
+      }
       throw diskFailure(err, name);
     }
   }

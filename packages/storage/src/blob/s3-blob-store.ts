@@ -12,6 +12,12 @@
  *   chunks it needs.
  * - Checksums are only sent where S3 requires them: several S3-compatible
  *   servers reject the SDK's default streaming checksums.
+ * - An unreachable store fails fast: connecting and waiting for the next
+ *   byte are both bounded, and so are the SDK's retries, so a request to a
+ *   store that is down or black-holed ends in `BLOB_STORE_UNAVAILABLE`
+ *   (naming the bucket and endpoint) within seconds instead of hanging a
+ *   create until the client gives up. Nothing is cached about the outage:
+ *   the next request tries again, so a store that comes back is used at once.
  *
  * @module
  */
@@ -31,7 +37,7 @@ import {
   UploadPartCommand,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { AenvError, toAenvError } from '@aenv/shared';
+import { AenvError } from '@aenv/shared';
 import {
   assertBlobKey,
   assertRange,
@@ -61,9 +67,22 @@ export interface S3BlobStoreOptions {
   };
   /** Multipart part size and threshold in bytes (>= 5 MiB). @default 16 MiB */
   readonly partSize?: number;
-  /** Further client settings (e.g. a request handler), merged last. */
+  /** Most milliseconds to open a connection. @default 2000 */
+  readonly connectTimeoutMs?: number;
+  /** Most milliseconds a request may wait for its next byte. @default 5000 */
+  readonly idleTimeoutMs?: number;
+  /** Attempts per request, the first included (the SDK retries with backoff). @default 3 */
+  readonly maxAttempts?: number;
+  /** Further client settings (e.g. a request handler, replacing the timeouts above), merged last. */
   readonly clientConfig?: S3ClientConfig;
 }
+
+/** Defaults of the fail-fast bounds of {@link S3BlobStoreOptions}. */
+export const S3_FAIL_FAST_DEFAULTS = {
+  connectTimeoutMs: 2000,
+  idleTimeoutMs: 5000,
+  maxAttempts: 3,
+} as const;
 
 /** A blob store in an S3-compatible bucket. */
 export class S3BlobStore implements BlobStore {
@@ -72,13 +91,23 @@ export class S3BlobStore implements BlobStore {
   readonly #bucket: string;
   readonly #prefix: string;
   readonly #partSize: number;
+  readonly #where: string;
 
   constructor(options: S3BlobStoreOptions) {
+    const d = S3_FAIL_FAST_DEFAULTS;
     this.#bucket = options.bucket;
     this.#prefix = options.prefix ?? '';
     this.#partSize = Math.max(options.partSize ?? 16 << 20, 5 << 20);
+    this.#where = `s3://${this.#bucket}/${this.#prefix} at ${options.endpoint ?? 'AWS'}`;
     this.#client = new S3Client({
       region: options.region ?? 'us-east-1',
+      maxAttempts: options.maxAttempts ?? d.maxAttempts,
+      requestHandler: {
+        connectionTimeout: options.connectTimeoutMs ?? d.connectTimeoutMs,
+        // An idle bound, not a total one: a large upload may take long, a
+        // stalled one may not. (`requestTimeout` only warns unless told to throw.)
+        socketTimeout: options.idleTimeoutMs ?? d.idleTimeoutMs,
+      },
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
       forcePathStyle: options.forcePathStyle ?? options.endpoint !== undefined,
       ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
@@ -273,7 +302,12 @@ export class S3BlobStore implements BlobStore {
     const missingBlob =
       nameOf(err) === 'NoSuchKey' || (statusOf(err) === 404 && nameOf(err) !== 'NoSuchBucket');
     if (missingBlob) return blobNotFound(key, err);
-    return toAenvError(err, 'BLOB_STORE_UNAVAILABLE', `s3 ${this.#bucket}/${this.#prefix}${key}`);
+    const detail = err instanceof Error ? err.message || err.name : String(err);
+    return new AenvError(
+      'BLOB_STORE_UNAVAILABLE',
+      `blob store ${this.#where} is unavailable (${key}): ${detail}`,
+      { cause: err, fields: { store: this.#where, key } },
+    );
   }
 }
 

@@ -17,6 +17,10 @@
  *   (counted as a bypass) rather than exceed the budget;
  * - eviction takes the least recently used unpinned chunk.
  *
+ * Beside the chunks it keeps, in memory, the verified headers and indexes
+ * of the layers read through it (`layers`, a {@link LayerMetaCache}), so a
+ * layer whose chunks are cached opens without the store.
+ *
  * One cache directory belongs to one cache instance (a lock file holds the
  * owner's pid); the NBD worker owns the caches of the exports it serves.
  *
@@ -26,6 +30,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AenvError } from '@aenv/shared';
 import { closeFd, errnoOf, fsError, openFd, readFull, writeFull } from '../file-io.js';
+import { LayerMetaCache } from './layer-meta-cache.js';
 
 /** The default slot size: 1 MiB, the default layer chunk size. */
 export const DEFAULT_SLOT_SIZE = 1 << 20;
@@ -76,6 +81,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export class ChunkCache {
   readonly dir: string;
   readonly slotSize: number;
+  /** Headers and indexes of the layers read through this cache. */
+  readonly layers = new LayerMetaCache();
   readonly #fd: number;
   readonly #entries = new Map<string, Entry>();
   readonly #inflight = new Map<string, Promise<Buffer>>();

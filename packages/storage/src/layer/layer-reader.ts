@@ -22,6 +22,7 @@ import { inflateRaw } from 'node:zlib';
 import { AenvError, LOG_FIELDS } from '@aenv/shared';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ChunkCache, LoadedChunk } from '../cache/chunk-cache.js';
+import type { LayerMeta } from '../cache/layer-meta-cache.js';
 import { layerKey, sha256Digest } from '../digest.js';
 import { publish, STORAGE_CHANNELS } from '../events.js';
 import { closeFd, openFd, readFull } from '../file-io.js';
@@ -78,17 +79,11 @@ export class LayerReader implements StackLevel {
     const local = source.store.localPath?.(key);
     const fd = local !== undefined && existsSync(local) ? await openFd(local, 'r') : undefined;
     try {
-      const read = (offset: number, length: number) =>
-        readBlob(source.store, key, fd, offset, length);
-      const headerBytes = await read(0, LAYER_HEADER_SIZE).catch((err: unknown) => {
-        throw notFound(err, digest);
-      });
-      const header = decodeLayerHeader(headerBytes, digest);
-      const indexBytes = await read(header.indexOffset, header.indexLength);
-      if (sha256Digest(headerBytes, indexBytes) !== digest) {
-        throw corrupt(digest, 'header and index do not match the digest');
-      }
-      const index = decodeLayerIndex(indexBytes, header, digest);
+      const kept = fd === undefined ? source.cache?.layers.get(digest) : undefined;
+      const meta = kept ?? (await fetchMeta(source.store, digest, fd));
+      if (kept === undefined && fd === undefined) source.cache?.layers.set(digest, meta);
+      const header = decodeLayerHeader(meta.header, digest);
+      const index = decodeLayerIndex(meta.index, header, digest);
       return new LayerReader(digest, { header, index, fd }, source);
     } catch (err) {
       if (fd !== undefined) await closeFd(fd);
@@ -236,6 +231,25 @@ interface Parts {
   readonly header: LayerHeader;
   readonly index: LayerIndex;
   readonly fd: number | undefined;
+}
+
+/** Reads and verifies a layer's header and index (from its local file when `fd` is set). */
+async function fetchMeta(
+  store: BlobStore,
+  digest: string,
+  fd: number | undefined,
+): Promise<LayerMeta> {
+  const key = layerKey(digest);
+  const read = (offset: number, length: number) => readBlob(store, key, fd, offset, length);
+  const header = await read(0, LAYER_HEADER_SIZE).catch((err: unknown) => {
+    throw notFound(err, digest);
+  });
+  const decoded = decodeLayerHeader(header, digest);
+  const index = await read(decoded.indexOffset, decoded.indexLength);
+  if (sha256Digest(header, index) !== digest) {
+    throw corrupt(digest, 'header and index do not match the digest');
+  }
+  return { header, index };
 }
 
 async function readBlob(

@@ -9,3 +9,5 @@ export { runBlobStoreSuite, type BlobStoreSuiteOptions } from './blob-store-suit
 export { runBlockDeviceSuite, type BlockDeviceSuiteOptions } from './block-device-suite.js';
 export { MemoryDevice } from './memory-device.js';
 export type { SuiteSkip } from './suite-skip.js';
+export { startOutageProxy, startSilentServer, type OutageProxy } from './outage-proxy.js';
+export { mountSmallFs, smallFsSkip, type SmallFs } from './small-fs.js';
