@@ -81,7 +81,7 @@ export const nodeConfigSchema = {
       min: 0,
       max: 1000,
       env: 'AENV_START_CONCURRENCY',
-      doc: 'Most machines one fork or batch create starts at once (the rest wait their turn, so each start gets the CPU to answer in time); 0: four per CPU core.',
+      doc: 'Most machines the node starts at once, creates, batch members and fork children together (the rest wait their turn, so each start gets the CPU to answer in time); 0: four per CPU core.',
     }),
     metricsIntervalSeconds: field.integer({
       default: 15,

@@ -204,10 +204,18 @@ describe('node API (stand-in launcher)', () => {
     assert.equal(v1.status, 404);
   });
 
-  it('removes a sandbox whose machine dies', async () => {
+  it('reports a sandbox whose machine dies as failed, frees it, and kills it cleanly', async () => {
     const id = await create();
-    launcher.guests.find((g) => g.spec.sandboxId === id)?.crash();
+    const guest = launcher.guests.find((g) => g.spec.sandboxId === id);
+    guest?.crash();
     await sleep(50);
+    const got = await call('GET', `/sandboxes/${id}`);
+    assert.equal(got.status, 200);
+    assert.match(String(got.json.failureReason), /machine exited: crashed/);
+    assert.ok(guest?.stopped, 'its machine was released');
+    assert.equal(node.orchestrator.countByState().failed, 1);
+    assert.match(node.metrics.render(), /op="machine-exit",result="failed"\} 1/);
+    assert.equal((await call('DELETE', `/sandboxes/${id}`)).status, 204);
     assert.equal((await call('GET', `/sandboxes/${id}`)).status, 404);
   });
 

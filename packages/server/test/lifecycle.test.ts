@@ -267,7 +267,7 @@ describe('durable node state (stand-in launcher)', () => {
     }
   });
 
-  it('drops sandboxes whose machine died with a crashed node, keeping paused ones', async () => {
+  it('reports sandboxes whose machine died with a crashed node as failed, keeping paused ones', async () => {
     const home = newHome();
     const first = await startStandInNode(home, new StandInLauncher());
     const a = client(first);
@@ -288,9 +288,13 @@ describe('durable node state (stand-in launcher)', () => {
     const second = await startStandInNode(home, new StandInLauncher());
     const b = client(second);
     try {
-      assert.equal((await b.call('GET', '/sandboxes/crashedrunningsandbx')).status, 404);
-      assert.equal(second.state.sandboxes.get('crashedrunningsandbx'), undefined);
+      const lost = await b.call('GET', '/sandboxes/crashedrunningsandbx');
+      assert.equal(lost.status, 200);
+      assert.match(String(lost.json.failureReason), /lost with the previous node process/);
+      assert.equal(second.state.sandboxes.get('crashedrunningsandbx')?.state, 'failed');
       assert.equal((await b.call('GET', `/sandboxes/${paused}`)).json.state, 'paused');
+      assert.equal((await b.call('DELETE', '/sandboxes/crashedrunningsandbx')).status, 204);
+      assert.equal(second.state.sandboxes.get('crashedrunningsandbx'), undefined);
     } finally {
       await second.close();
     }

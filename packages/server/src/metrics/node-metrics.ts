@@ -14,7 +14,16 @@ import {
 } from './metrics-registry.js';
 
 /** Sandbox operations that are measured. */
-export type MeasuredOp = 'create' | 'pause' | 'resume' | 'snapshot' | 'fork' | 'kill' | 'template';
+export type MeasuredOp =
+  | 'create'
+  | 'pause'
+  | 'resume'
+  | 'snapshot'
+  | 'fork'
+  | 'kill'
+  | 'template'
+  /** A VMM that ended unasked (its sandbox became `failed`). */
+  | 'machine-exit';
 
 /** Live values read at scrape time. */
 export interface NodeGauges {

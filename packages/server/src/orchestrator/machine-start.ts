@@ -7,9 +7,11 @@
  * @module
  */
 import { Cleanup, toAenvError } from '@aenv/shared';
+import { crashPoint } from './crash-point.js';
 import { ENVD_PORT, initEnvd, waitForEnvd } from './envd-client.js';
 import type { LaunchedSandbox, LaunchSource, SandboxLauncher } from './launcher.js';
 import type { SandboxRecord } from './sandbox.js';
+import { noSpaceOr } from '../storage/no-space.js';
 
 /** What {@link startMachine} needs. */
 export interface StartMachineOptions {
@@ -20,6 +22,8 @@ export interface StartMachineOptions {
   /** The token envd holds already (a snapshot of an initialized sandbox). */
   readonly currentToken: string | undefined;
   readonly signal: AbortSignal;
+  /** Which operation starts it (names its crash points). */
+  readonly op: 'create' | 'resume';
   readonly onLateError: (err: unknown, label: string) => void;
 }
 
@@ -50,6 +54,7 @@ export async function startMachine(o: StartMachineOptions): Promise<StartedMachi
       signal,
     );
     cleanup.add('stop machine', () => machine.stop());
+    crashPoint(o.op === 'create' ? 'create.vmm-started' : 'resume.vmm-restored');
     const envd = machine.address(ENVD_PORT);
     await waitForEnvd(envd, o.envdReadyTimeoutMs, signal);
     const envdReadyAt = performance.now();
@@ -61,13 +66,18 @@ export async function startMachine(o: StartMachineOptions): Promise<StartedMachi
       defaultUser: defaults?.user,
       defaultWorkdir: defaults?.workdir,
     });
+    crashPoint(o.op === 'create' ? 'create.envd-initialized' : 'resume.envd-initialized');
     signal.throwIfAborted();
     const timings = await stageTimings(machine, started, envdReadyAt);
     cleanup.move();
     return { machine, timings };
   } catch (err) {
     const reason: unknown = signal.aborted ? signal.reason : err;
-    throw toAenvError(reason, 'SBX_START_FAILED', 'the sandbox machine failed to start');
+    // A full disk (a directory, the upper, the VMM's files) is 507, not a failed start.
+    throw noSpaceOr(
+      toAenvError(reason, 'SBX_START_FAILED', 'the sandbox machine failed to start'),
+      'starting the sandbox',
+    );
   }
 }
 

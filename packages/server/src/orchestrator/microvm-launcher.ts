@@ -32,6 +32,7 @@ import {
 import { AenvError, Cleanup } from '@aenv/shared';
 import type { Vm, VmmDriver } from '@aenv/vmm';
 import { UPPER_DIR_NAME } from '../storage/node-storage.js';
+import { noSpaceOr } from '../storage/no-space.js';
 import type { SandboxDisk, SandboxDisks } from '../storage/sandbox-disk.js';
 import type {
   LaunchedSandbox,
@@ -41,6 +42,7 @@ import type {
   SandboxLauncher,
   SuspendOptions,
 } from './launcher.js';
+import { crashPoint } from './crash-point.js';
 import { machineSpec, type MachineParts } from './microvm-spec.js';
 import type { PooledMachine } from './pooled-machine.js';
 import type { RestorePool } from './restore-pool.js';
@@ -118,10 +120,15 @@ export class MicroVmLauncher implements SandboxLauncher {
     const startedAt = performance.now();
     await using cleanup = this.#cleanup();
     const dir = join(this.#o.sandboxesDir, spec.sandboxId);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(this.#o.sandboxesDir, { recursive: true, mode: 0o700 });
+    // Not recursive: a recursive mkdir reports a full disk as ENOENT (a 500, not a 507).
+    await mkdir(dir, { mode: 0o700 }).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code !== 'EEXIST') throw err;
+    });
     cleanup.add('remove sandbox dir', () => rm(dir, { recursive: true, force: true }));
     const slot = await this.#acquireSlot(spec);
     cleanup.add('release slot', () => this.#o.slots.release(slot));
+    crashPoint('launch.slot-taken');
     signal.throwIfAborted();
     const image = spec.source.kind === 'boot' ? spec.source.image : spec.source.snapshot.image;
     const disk = await disks.openImage({
@@ -130,6 +137,7 @@ export class MicroVmLauncher implements SandboxLauncher {
       upperDir: join(dir, UPPER_DIR_NAME),
     });
     cleanup.add('close disk', () => disk.close());
+    crashPoint('launch.upper-created');
     signal.throwIfAborted();
     const vm = await this.#start(spec, { slot, disk, dir }, signal);
     const vmmRunningAt = performance.now();
@@ -236,9 +244,11 @@ export class MicroVmLauncher implements SandboxLauncher {
 }
 
 /**
- * Pause → save (or stop) → seal → release. Until the VMM is gone a failure
- * leaves the machine running; after it, the disk is sealed with a retry,
- * because the memory snapshot is only usable with the disk it was taken with.
+ * Pause → seal → save (or stop) → release. The disk is sealed while the VM
+ * is paused (its block I/O drained and flushed, so nothing is written after)
+ * and can still resume: a full disk or a blob store that is down fails the
+ * pause with the sandbox running, instead of after its VMM is gone. The
+ * memory snapshot is then taken of the same, unchanged disk.
  */
 async function suspend(
   vm: Vm,
@@ -247,19 +257,17 @@ async function suspend(
   options: SuspendOptions,
 ): Promise<MachineSnapshot> {
   await vm.pause();
+  crashPoint('pause.vm-paused');
+  let sealed;
   try {
+    sealed = await disk.seal();
     if (options.keepMemory) await vm.snapshot({ dir: options.dir, after: 'stop' });
     else await vm.stop();
   } catch (err) {
     if (vm.state === 'paused') await vm.resume();
-    throw err;
+    throw noSpaceOr(err, 'pausing the sandbox');
   }
-  let sealed;
-  try {
-    sealed = await disk.seal();
-  } catch {
-    sealed = await disk.seal();
-  }
+  crashPoint('pause.state-written');
   await owned.run();
   return { dir: options.keepMemory ? options.dir : undefined, image: sealed.image };
 }
@@ -274,6 +282,8 @@ async function checkpoint(vm: Vm, disk: SandboxDisk, dir: string): Promise<Machi
     await vm.snapshot({ dir, after: 'pause' });
     const sealed = await disk.seal();
     return { dir, image: sealed.image };
+  } catch (err) {
+    throw noSpaceOr(err, 'snapshotting the sandbox');
   } finally {
     if (vm.state === 'paused') await vm.resume();
   }
@@ -284,7 +294,7 @@ function unexpectedExit(vm: Vm): Promise<LaunchExit> {
   return new Promise((resolve) => {
     void vm.wait().then((info) => {
       if (info.reason !== 'guest' && info.reason !== 'crash') return;
-      const detail = info.message === undefined ? '' : `: ${info.message}`;
+      const detail = info.message === undefined || info.message === '' ? '' : `: ${info.message}`;
       resolve({
         reason: `${info.reason} (code ${String(info.code)}, signal ${String(info.signal)})${detail}`,
       });

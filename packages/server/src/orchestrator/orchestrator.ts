@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { StartGate } from './start-gate.js';
 import type { EgressPolicy } from '@aenv/network';
 import { AenvError, LOG_FIELDS, newToken, toAenvError } from '@aenv/shared';
 import { errorFields, type Logger } from '../log.js';
@@ -23,7 +24,9 @@ import type { TemplateCatalog } from '../template/template-catalog.js';
 import type { LaunchSource, SandboxLauncher } from './launcher.js';
 import type { OrchestratorHooks } from './orchestrator-hooks.js';
 import { deleteSnapshotOrTemplate } from '../snapshot/delete-snapshot.js';
+import { crashPoint, recordedPoint } from './crash-point.js';
 import { startMachine } from './machine-start.js';
+import { watchMachine, type FailureDeps } from './sandbox-failure.js';
 import { assertSnapshotNameFree, checkpointEntry } from './sandbox-checkpoint.js';
 import { recoverRecords } from './recovery.js';
 import {
@@ -70,7 +73,7 @@ export interface OrchestratorOptions {
   readonly envdReadyTimeoutMs: number;
   /** Most children one fork (or sandboxes one batch create) may ask for. */
   readonly maxForkCount: number;
-  /** Most machines one fork or batch create starts at once. */
+  /** Most machines started at once, node-wide (creates, batches, fork children); the rest queue. */
   readonly startConcurrency?: number;
   /** Lifecycle hooks (a clustered node's exports and bindings). */
   readonly hooks?: OrchestratorHooks;
@@ -95,10 +98,18 @@ const MACHINE_STATES: readonly SandboxState[] = [
 export class Orchestrator {
   readonly #o: OrchestratorOptions;
   readonly #entries = new Map<string, SandboxEntry>();
+  readonly #gate: StartGate;
   #closed = false;
+  readonly #failure: FailureDeps = {
+    logger: () => this.#o.logger,
+    persist: (e) => this.#persist(e),
+    armTtl: (e) => this.#armTtl(e),
+    count: () => this.#o.metrics?.record('machine-exit', 'failed'),
+  };
 
   constructor(options: OrchestratorOptions) {
     this.#o = options;
+    this.#gate = new StartGate(options.startConcurrency ?? Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -107,14 +118,12 @@ export class Orchestrator {
    * @returns the ids of paused sandboxes that a shutdown paused (to resume).
    */
   async recover(): Promise<string[]> {
-    const { sandboxes, snapshots, logger } = this.#o;
     const paused = await recoverRecords({
-      sandboxes,
-      snapshots,
-      logger,
+      ...this.#o,
       register: (r) => this.#entries.set(r.id, new SandboxEntry(r)),
       release: (id) => this.#releaseSnapshot(id),
     });
+    for (const entry of this.#entries.values()) this.#armTtl(entry); // failed ones expire
     return paused.filter((r) => r.resumeOnStart).map((r) => r.id);
   }
 
@@ -418,8 +427,10 @@ export class Orchestrator {
     const entry = new SandboxEntry(record);
     this.#entries.set(record.id, entry);
     try {
-      await entry.queue.run(() =>
-        this.#startEntry(entry, sourceOf(snapshot), snapshot.envdAccessToken, 'create'),
+      await this.#gate.run(() =>
+        entry.queue.run(() =>
+          this.#startEntry(entry, sourceOf(snapshot), snapshot.envdAccessToken, 'create'),
+        ),
       );
     } catch (err) {
       this.#entries.delete(record.id);
@@ -454,6 +465,7 @@ export class Orchestrator {
         envdReadyTimeoutMs: this.#o.envdReadyTimeoutMs,
         currentToken,
         signal: abort.signal,
+        op,
         onLateError: (err, label) => this.#logError(record.id, `cleanup: ${label}`, err),
       });
       entry.machine = started.machine;
@@ -484,12 +496,10 @@ export class Orchestrator {
     this.#transition(entry, 'running');
     record.endAt = new Date(Date.now() + record.timeoutSeconds * 1000);
     this.#persist(entry);
+    crashPoint(recordedPoint(op, record.parentId !== undefined));
     this.#armTtl(entry);
     if (op === 'resume') this.#o.hooks?.afterResume?.(record);
-    const machine = entry.machine;
-    void machine?.exited.then((exit) => {
-      if (entry.machine === machine) this.#onMachineExit(entry, exit.reason);
-    });
+    watchMachine(this.#failure, entry);
     this.#o.metrics?.record(op, 'ok', record.createTimings);
     this.#o.logger.info(op === 'create' ? 'sandbox created' : 'sandbox resumed', {
       [LOG_FIELDS.sandboxId]: record.id,
@@ -527,6 +537,7 @@ export class Orchestrator {
     this.#transition(entry, 'paused');
     this.#o.snapshots.add(snapshot);
     this.#persist(entry);
+    crashPoint('pause.recorded');
     await this.#o.hooks?.afterPause?.(record, snapshot);
     this.#o.metrics?.record('pause', 'ok', { total: performance.now() - t0 });
     this.#o.logger.info('sandbox paused', {
@@ -535,6 +546,7 @@ export class Orchestrator {
       [LOG_FIELDS.durationMs]: Math.round(performance.now() - t0),
     });
     await this.#releaseSnapshot(previous);
+    crashPoint('pause.before-answer');
   }
 
   #kill(entry: SandboxEntry, reason: string): Promise<void> {
@@ -551,11 +563,13 @@ export class Orchestrator {
     if (record.state !== 'creating') this.#transition(entry, 'killing');
     try {
       await entry.machine?.stop();
+      crashPoint('kill.vm-stopped');
     } finally {
       entry.machine = undefined;
       record.state = 'killed';
       this.#entries.delete(record.id);
       this.#o.sandboxes.delete(record.id);
+      crashPoint('kill.record-removed');
       this.#o.hooks?.afterKill?.(record);
       await this.#releaseSnapshot(record.pausedSnapshotId);
       await this.#releaseSnapshot(record.sourceSnapshotId);
@@ -578,27 +592,15 @@ export class Orchestrator {
 
   #onTtl(entry: SandboxEntry): void {
     const { record } = entry;
-    if (record.state !== 'running' || this.#closed) return;
+    if ((record.state !== 'running' && record.state !== 'failed') || this.#closed) return;
     if (record.endAt.getTime() > Date.now()) return this.#armTtl(entry);
     const act =
-      record.lifecycle.onTimeout === 'pause'
+      record.state === 'running' && record.lifecycle.onTimeout === 'pause'
         ? this.pause(record.id, record.lifecycle.keepMemory).catch(() =>
             this.#kill(entry, 'timeout (pause failed)'),
           )
         : this.#kill(entry, 'timeout');
     act.catch((err: unknown) => this.#logError(record.id, 'timeout handling failed', err));
-  }
-
-  #onMachineExit(entry: SandboxEntry, reason: string): void {
-    if (entry.killRequested || entry.record.state === 'killed') return;
-    this.#o.logger.warn('sandbox machine exited', { [LOG_FIELDS.sandboxId]: entry.id, reason });
-    void entry.queue
-      .runFirst(() => {
-        if (entry.record.state === 'running') this.#transition(entry, 'failed');
-        return Promise.resolve();
-      })
-      .then(() => this.#kill(entry, `machine exited: ${reason}`))
-      .catch((err: unknown) => this.#logError(entry.id, 'cleanup after exit failed', err));
   }
 
   /** Whether a template or a sandbox (paused in it, or running from it) uses a snapshot. */

@@ -1,7 +1,11 @@
 /**
  * What a node finds of its previous run: paused sandboxes come back (their
  * snapshot is all they need); sandboxes that had a machine lost it with the
- * old process (VMMs die with the daemon) and are dropped.
+ * old process (VMMs die with the daemon) and come back `failed`, with the
+ * reason, until they are killed or their TTL ends — a client that was told
+ * the sandbox exists learns why it is gone instead of a bare 404.
+ * Snapshot directories without a record (a crash between writing one and
+ * recording it) are deleted.
  *
  * @module
  */
@@ -9,7 +13,7 @@ import { LOG_FIELDS } from '@aenv/shared';
 import type { Logger } from '../log.js';
 import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
 import type { DocTable } from '../store/node-store.js';
-import { fromSandboxDoc, type SandboxDoc, type SandboxRecord } from './sandbox.js';
+import { fromSandboxDoc, toSandboxDoc, type SandboxDoc, type SandboxRecord } from './sandbox.js';
 
 /** The records of a previous run, sorted. */
 export interface Recovered {
@@ -39,7 +43,7 @@ export interface RecoveryDeps {
   readonly sandboxes: DocTable<SandboxDoc>;
   readonly snapshots: SnapshotCatalog;
   readonly logger: Logger;
-  /** Takes a paused record back (before any snapshot is released). */
+  /** Takes a paused or failed record back (before any snapshot is released). */
   readonly register: (record: SandboxRecord) => void;
   /** Releases a snapshot unless something still uses it. */
   readonly release: (id: string | undefined) => Promise<void>;
@@ -47,8 +51,9 @@ export interface RecoveryDeps {
 
 /**
  * Loads the sandboxes of a previous run: paused ones are registered; lost
- * ones are removed and their source snapshot released; pause and fork
- * snapshots nothing uses any more are released.
+ * ones are stored and registered as `failed` with the reason (they keep
+ * their source snapshot until killed); pause and fork snapshots nothing
+ * uses any more are released, and unrecorded snapshot directories removed.
  * @returns the paused records.
  */
 export async function recoverRecords(d: RecoveryDeps): Promise<SandboxRecord[]> {
@@ -59,11 +64,24 @@ export async function recoverRecords(d: RecoveryDeps): Promise<SandboxRecord[]> 
       [LOG_FIELDS.sandboxId]: record.id,
       state: record.state,
     });
-    d.sandboxes.delete(record.id);
-    await d.release(record.sourceSnapshotId);
+    const failed = asFailed(record);
+    d.sandboxes.put(toSandboxDoc(failed));
+    d.register(failed);
   }
   for (const s of d.snapshots.list()) {
     if (s.kind === 'pause' || s.kind === 'fork') await d.release(s.id);
   }
+  await d.snapshots.removeUnrecorded();
   return paused;
+}
+
+/** A lost record as `failed` (one that failed already keeps its reason). */
+export function asFailed(record: SandboxRecord): SandboxRecord {
+  if (record.state === 'failed' && record.failureReason !== undefined) return record;
+  return {
+    ...record,
+    state: 'failed',
+    pausedSnapshotId: undefined,
+    failureReason: `lost with the previous node process (it was ${record.state})`,
+  };
 }

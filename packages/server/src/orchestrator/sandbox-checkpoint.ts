@@ -11,6 +11,7 @@ import { AenvError, toAenvError } from '@aenv/shared';
 import type { NodeMetrics } from '../metrics/node-metrics.js';
 import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
 import type { SnapshotRecord } from '../snapshot/snapshot-record.js';
+import { crashPoint } from './crash-point.js';
 import { assertAlive, errorCode } from './sandbox-helpers.js';
 import type { SandboxEntry } from './sandbox-entry.js';
 import { snapshotOf } from './sandbox-source.js';
@@ -45,8 +46,10 @@ export async function checkpointEntry(
   const op = kind === 'user' ? 'snapshot' : 'fork';
   try {
     const saved = await machine.checkpoint(dir);
+    if (kind === 'user') crashPoint('snapshot.state-written');
     const snapshot = snapshotOf(record, { id, kind, name }, saved);
     d.snapshots.add(snapshot);
+    crashPoint(kind === 'user' ? 'snapshot.recorded' : 'fork.checkpointed');
     d.metrics?.record(op, 'ok', { checkpoint: performance.now() - t0 });
     return snapshot;
   } catch (err) {

@@ -28,10 +28,13 @@ export class SandboxEntry {
     return this.record.id;
   }
 
-  /** (Re)arms the TTL timer of a running sandbox; `onExpire` runs at `record.endAt`. */
+  /**
+   * (Re)arms the TTL timer of a running or failed sandbox (a failed one is
+   * removed at its end); `onExpire` runs at `record.endAt`.
+   */
   armTtl(onExpire: () => void): void {
     clearTimeout(this.ttl);
-    if (this.record.state !== 'running') return;
+    if (this.record.state !== 'running' && this.record.state !== 'failed') return;
     const delay = Math.max(0, this.record.endAt.getTime() - Date.now());
     // setTimeout's limit is 2^31-1 ms; longer TTLs re-arm when the timer fires.
     this.ttl = setTimeout(onExpire, Math.min(delay, 2 ** 31 - 1));

@@ -60,6 +60,7 @@ export function newRecord(
   const now = new Date();
   return {
     id: newId(),
+    tenant: req.tenant,
     templateId: source.templateId,
     alias: source.alias,
     metadata: { ...req.metadata },
@@ -99,6 +100,7 @@ export function forkChildRecord(
   snapshot: SnapshotRecord,
 ): SandboxRecord {
   const childReq: CreateSandboxRequest = {
+    tenant: parent.tenant,
     templateId: parent.templateId,
     timeoutSeconds: req.timeoutSeconds ?? parent.timeoutSeconds,
     metadata: { ...parent.metadata, ...req.metadata },
@@ -122,6 +124,7 @@ export function snapshotOf(
     kind: what.kind,
     name: what.name,
     sandboxId: record.id,
+    tenant: record.tenant,
     templateId: record.templateId,
     dir: saved.dir,
     image: saved.image,

@@ -28,6 +28,8 @@ export interface GuestAddress {
 /** Everything the node records about a sandbox. */
 export interface SandboxRecord {
   readonly id: string;
+  /** The owning tenant; absent = `default` (records from before tenants). */
+  readonly tenant?: string | undefined;
   readonly templateId: string;
   readonly alias: string | undefined;
   readonly metadata: Readonly<Record<string, string>>;
@@ -69,12 +71,16 @@ export interface SandboxRecord {
   readonly lineage: readonly string[];
   /** Paused by a node shutdown: resumed when the node starts again (if configured). */
   resumeOnStart: boolean;
+  /** Why the sandbox is `failed` (its VMM exited unasked, or it was lost with a crashed node). */
+  failureReason?: string | undefined;
   /** How long each stage of the last create or resume took, ms. */
   createTimings: Readonly<Record<string, number>>;
 }
 
 /** What a create request asks for (already validated). */
 export interface CreateSandboxRequest {
+  /** The tenant the sandbox will belong to (absent = `default`). */
+  readonly tenant?: string | undefined;
   readonly templateId: string;
   /** Seconds until the sandbox times out. */
   readonly timeoutSeconds: number;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AenvError, newId } from '@aenv/shared';
 import type { DocTable } from '../store/node-store.js';
@@ -107,6 +107,35 @@ export class SnapshotCatalog {
     if (record.dir !== undefined) await rm(record.dir, { recursive: true, force: true });
     for (const listener of this.#deleteListeners) listener(record);
     return true;
+  }
+
+  /**
+   * Deletes directories of the snapshot root that no record names and that
+   * predate this process: what a crash between writing a snapshot and
+   * recording it left. Newer ones may be a snapshot being written now.
+   * @returns how many were deleted.
+   */
+  async removeUnrecorded(): Promise<number> {
+    const startedAt = Date.now() - process.uptime() * 1000;
+    let names: string[];
+    try {
+      names = await readdir(this.#root);
+    } catch {
+      return 0;
+    }
+    const recorded = new Set(
+      this.list().flatMap((r) => (r.dir === undefined ? [] : [resolve(r.dir)])),
+    );
+    let removed = 0;
+    for (const name of names) {
+      const dir = resolve(this.#root, name);
+      if (recorded.has(dir)) continue;
+      const info = await stat(dir).catch(() => undefined);
+      if (info === undefined || info.mtimeMs >= startedAt) continue;
+      await rm(dir, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
   }
 
   /** Whether another snapshot's VMM manifest names this one's directory as a parent. */
