@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { LOG_FIELDS } from '@aenv/shared';
 import {
   nodeApiKey,
-  tenantLimits,
+  tenantQuotaDefaults,
   type ControlPlaneConfig,
 } from './config/control-plane-config.js';
 import { startGateway, type RunningGateway } from './gateway/gateway-server.js';
@@ -33,7 +33,6 @@ export function schedulerOf(config: ControlPlaneConfig, state: ClusterState): Sc
       memoryOvercommit: s.memoryOvercommitPercent / 100,
       minDiskFreeMiB: s.minDiskFreeMiB,
     },
-    tenantLimit: tenantLimits(config),
   });
 }
 
@@ -64,6 +63,7 @@ export async function runGateway(
     state,
     scheduler: schedulerOf(config, state),
     keys,
+    tenantDefaults: tenantQuotaDefaults(config),
     nodeApiKey: key,
     logger,
     host: config.gateway.host,

@@ -54,7 +54,7 @@ export {
   controlPlaneConfigSchema,
   loadControlPlaneConfig,
   nodeApiKey,
-  tenantLimits,
+  tenantQuotaDefaults,
   type ControlPlaneConfig,
 } from './config/control-plane-config.js';
 export { runGateway, runScheduler, schedulerOf, type RunningScheduler } from './control-plane.js';
@@ -65,6 +65,14 @@ export {
 } from './gateway/gateway-server.js';
 export { GatewayMetrics } from './gateway/gateway-metrics.js';
 export { DEFAULT_TENANT, TenantKeys } from './gateway/tenant-keys.js';
+export { TenantAuth, type Caller } from './tenants/tenant-auth.js';
+export {
+  TenantQuotaGate,
+  type QuotaAsk,
+  type Reservation,
+  type TenantQuotaGateOptions,
+} from './tenants/tenant-quota.js';
+export { TenantStore, tenantStoreKeys, type StoredTenant } from './tenants/tenant-store.js';
 export {
   Reconciler,
   type ReconcileResult,

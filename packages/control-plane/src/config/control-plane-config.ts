@@ -14,6 +14,7 @@ import {
   field,
   loadConfig,
   type ResolvedConfig,
+  type TenantQuotas,
 } from '@aenv/shared';
 import { STRATEGY_NAMES } from '../scheduler/strategies.js';
 
@@ -77,12 +78,30 @@ export const controlPlaneConfigSchema = {
       default: 0,
       min: 0,
       env: 'AENV_TENANT_MAX_SANDBOXES',
-      doc: 'Most sandboxes (running or paused) one tenant may have; 0 = no limit.',
+      doc: "Default quota: most sandboxes (running or paused) one tenant may have; 0 = no limit. A tenant's own quotas (/admin/tenants) win.",
     }),
     limits: field.list({
       default: [],
       env: 'AENV_TENANT_LIMITS',
-      doc: 'Per-tenant limits overriding maxSandboxes: TENANT=N.',
+      doc: 'Per-tenant defaults overriding maxSandboxes: TENANT=N.',
+    }),
+    maxVcpus: field.integer({
+      default: 0,
+      min: 0,
+      env: 'AENV_TENANT_MAX_VCPUS',
+      doc: "Default quota: vCPUs of one tenant's running sandboxes, summed; 0 = no limit.",
+    }),
+    maxMemoryMB: field.integer({
+      default: 0,
+      min: 0,
+      env: 'AENV_TENANT_MAX_MEMORY_MB',
+      doc: "Default quota: memory (MiB) of one tenant's running sandboxes, summed; 0 = no limit.",
+    }),
+    createsPerSecond: field.integer({
+      default: 0,
+      min: 0,
+      env: 'AENV_TENANT_CREATES_PER_SECOND',
+      doc: 'Default quota: sandbox creates (forks included) per second of one tenant; 0 = no limit.',
     }),
   },
   scheduler: {
@@ -178,8 +197,12 @@ export function nodeApiKey(config: ControlPlaneConfig): string {
   return key;
 }
 
-/** The per-tenant limit function of the configuration (undefined = unlimited). */
-export function tenantLimits(config: ControlPlaneConfig): (tenant: string) => number | undefined {
+/**
+ * The default quotas of a tenant from the configuration (`tenants.*`, with
+ * `tenants.limits` overriding `maxSandboxes` per tenant); 0 = none.
+ * @throws {AenvError} `CONFIG_INVALID_VALUE` for a bad `tenants.limits` entry.
+ */
+export function tenantQuotaDefaults(config: ControlPlaneConfig): (tenant: string) => TenantQuotas {
   const overrides = new Map<string, number>();
   for (const entry of config.tenants.limits) {
     const [name, n] = entry.split('=');
@@ -195,9 +218,11 @@ export function tenantLimits(config: ControlPlaneConfig): (tenant: string) => nu
     }
     overrides.set(name, limit);
   }
-  const fallback = config.tenants.maxSandboxes;
-  return (tenant) => {
-    const limit = overrides.get(tenant) ?? fallback;
-    return limit === 0 ? undefined : limit;
-  };
+  const t = config.tenants;
+  return (tenant) => ({
+    maxSandboxes: overrides.get(tenant) ?? t.maxSandboxes,
+    maxVcpus: t.maxVcpus,
+    maxMemoryMB: t.maxMemoryMB,
+    createsPerSecond: t.createsPerSecond,
+  });
 }

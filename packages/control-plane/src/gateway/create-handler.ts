@@ -11,6 +11,13 @@
  * pins the create to the node that first saw the key, whose own cache then
  * answers the retry.
  *
+ * Before placing, the create reserves its sandboxes, vCPUs and memory and a
+ * create token against the tenant's quotas (`tenants/tenant-quota.ts`; 429
+ * `TENANT_QUOTA_EXCEEDED` with `Retry-After`); the reservation is given
+ * back once the sandboxes are bound (they then count by their bindings,
+ * which record their shape) or the create failed. A retry pinned by its
+ * `Idempotency-Key` is answered by the node's cache and reserves nothing.
+ *
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -26,25 +33,46 @@ import { relayAnswer, withDomain } from './relay.js';
 const RETRY_CODES = new Set(['SBX_CAPACITY', 'NODE_SHUTTING_DOWN', 'CLUSTER_NODE_UNREACHABLE']);
 const DEFAULT_SHAPE = { vcpus: 2, memoryMiB: 512 };
 
+/** What a new sandbox's binding records besides its node and tenant. */
+interface BindInfo {
+  readonly templateId: string | undefined;
+  readonly vcpus: number;
+  readonly memoryMB: number;
+}
+
 /** The create handler. */
 export async function createSandbox(g: Gateway, ctx: RequestContext): Promise<void> {
   const raw = await readBody(ctx.req);
   const body = parseJsonObject(raw);
   const nodes = await g.state.nodes();
   const req = await placementOf(g, body, nodes);
-  if (body.count !== undefined) return createBatch(g, ctx, body, req);
-  const templateId = typeof body.templateID === 'string' ? body.templateID : undefined;
-  const pinned = await idempotentNode(g, ctx, nodes);
+  const count = body.count === undefined ? 1 : batchCount(body.count);
+  const info: BindInfo = {
+    templateId: typeof body.templateID === 'string' ? body.templateID : undefined,
+    vcpus: req.vcpus,
+    memoryMB: req.memoryMiB,
+  };
+  const pinned = body.count === undefined ? await idempotentNode(g, ctx, nodes) : undefined;
   if (pinned !== undefined) {
     const answer = await g.nodes.call(pinned.report.url, callOf(ctx, raw));
     return answer.status < 300
-      ? created(g, ctx, pinned, answer, templateId)
+      ? created(g, ctx, pinned, answer, info)
       : relayAnswer(ctx.res, answer);
   }
-  const last = await createPlaced(g, ctx, raw, req, templateId);
-  if (last === undefined) return;
-  if (last instanceof Error) throw last;
-  relayAnswer(ctx.res, last);
+  const reservation = await g.quota.reserve(ctx.tenant, {
+    count,
+    vcpus: req.vcpus * count,
+    memoryMB: req.memoryMiB * count,
+  });
+  try {
+    if (body.count !== undefined) return await createBatch(g, ctx, { body, count, info }, req);
+    const last = await createPlaced(g, ctx, { raw, info }, req);
+    if (last === undefined) return;
+    if (last instanceof Error) throw last;
+    relayAnswer(ctx.res, last);
+  } finally {
+    await reservation.release();
+  }
 }
 
 /**
@@ -54,20 +82,20 @@ export async function createSandbox(g: Gateway, ctx: RequestContext): Promise<vo
 async function createPlaced(
   g: Gateway,
   ctx: RequestContext,
-  raw: Buffer,
+  c: { readonly raw: Buffer; readonly info: BindInfo },
   req: PlacementRequest,
-  templateId: string | undefined,
 ): Promise<NodeAnswer | Error | undefined> {
+  const { raw, info } = c;
   const tried: string[] = [];
   let last: NodeAnswer | Error = new Error('no node was tried');
   for (let attempt = 0; attempt < 3; attempt++) {
     const exclude = [...(req.exclude ?? []), ...tried];
-    const placement = await g.scheduler.place({ ...req, exclude }, ctx.tenant);
+    const placement = await g.scheduler.place({ ...req, exclude });
     const node = placement.node;
     await pinIdempotency(g, ctx, node.id);
     last = await tryCall(g.nodes.call(node.report.url, callOf(ctx, raw)));
     if (!(last instanceof Error) && last.status < 300) {
-      await created(g, ctx, node, last, templateId);
+      await created(g, ctx, node, last, info);
       return undefined;
     }
     await placement.release();
@@ -97,7 +125,7 @@ async function created(
   ctx: RequestContext,
   node: ClusterNode,
   answer: NodeAnswer,
-  templateId: string | undefined,
+  info: BindInfo,
 ): Promise<void> {
   const json = parseJson(answer.body) as { sandboxID?: unknown } | undefined;
   if (typeof json?.sandboxID === 'string') {
@@ -105,26 +133,34 @@ async function created(
       node: node.id,
       tenant: ctx.tenant,
       state: 'running',
-      templateId,
+      ...info,
     });
   }
   g.metrics.placed(node.id);
   relayAnswer(ctx.res, answer, json === undefined ? undefined : withDomain(json, g.domain));
 }
 
-async function createBatch(
-  g: Gateway,
-  ctx: RequestContext,
-  body: Record<string, unknown>,
-  req: PlacementRequest,
-): Promise<void> {
-  const count = body.count;
+/**
+ * A batch's `count`.
+ * @throws {AenvError} `API_BODY_INVALID`.
+ */
+function batchCount(count: unknown): number {
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > 100) {
     throw new AenvError('API_BODY_INVALID', "field 'count': expected an integer from 1 to 100", {
       fields: { field: 'count' },
     });
   }
-  const { shares, placements } = await g.scheduler.placeBatch(req, count, ctx.tenant);
+  return count;
+}
+
+async function createBatch(
+  g: Gateway,
+  ctx: RequestContext,
+  b: { readonly body: Record<string, unknown>; readonly count: number; readonly info: BindInfo },
+  req: PlacementRequest,
+): Promise<void> {
+  const { body, count, info } = b;
+  const { shares, placements } = await g.scheduler.placeBatch(req, count);
   const perNode = await Promise.all(
     shares.map(async (s) => {
       const answer = await tryCall(
@@ -143,7 +179,7 @@ async function createBatch(
             node: s.node.id,
             tenant: ctx.tenant,
             state: 'running',
-            templateId: req.templateId,
+            ...info,
           });
         }
       }

@@ -12,6 +12,8 @@
  * (their `templateID` is the snapshot's id; no `parentSandboxID`), and they
  * inherit the source's metadata, TTL, `secure`, auto-pause and network
  * settings but not its create-time `envVars` (the node does not show them).
+ * The children are reserved against the tenant's quotas (with the source's
+ * shape) before anything is snapshotted.
  *
  * @module
  */
@@ -59,20 +61,40 @@ export async function forkSpread(
   const source = await homeFor(g, home, false);
   const id = encodeURIComponent(home.id);
   const detail = await callOk(g, source, 'GET', `/sandboxes/${id}`);
+  const shape = { vcpus: num(detail, 'cpuCount'), memoryMB: num(detail, 'memoryMB') };
+  const reservation = await g.quota.reserve(ctx.tenant, {
+    count: body.count,
+    vcpus: shape.vcpus * body.count,
+    memoryMB: shape.memoryMB * body.count,
+  });
+  try {
+    await spread(g, ctx, { source, home, body, detail, shape });
+  } finally {
+    await reservation.release();
+  }
+}
+
+/** A spread fork under way. */
+interface SpreadFork {
+  readonly source: ClusterNode;
+  readonly home: SandboxHome;
+  readonly body: ForkBody;
+  readonly detail: unknown;
+  readonly shape: { readonly vcpus: number; readonly memoryMB: number };
+}
+
+async function spread(g: Gateway, ctx: RequestContext, f: SpreadFork): Promise<void> {
+  const { source, body, detail } = f;
+  const id = encodeURIComponent(f.home.id);
   const snap = await callOk(g, source, 'POST', `/sandboxes/${id}/snapshots`, {});
   const snapshotId = String((snap as { snapshotID?: unknown }).snapshotID);
   await callOk(g, source, 'POST', `/cluster/snapshots/${snapshotId}/export`);
   const { shares, placements } = await g.scheduler.placeBatch(
-    {
-      vcpus: num(detail, 'cpuCount'),
-      memoryMiB: num(detail, 'memoryMB'),
-      compat: source.report.compat,
-    },
+    { vcpus: f.shape.vcpus, memoryMiB: f.shape.memoryMB, compat: source.report.compat },
     body.count,
-    ctx.tenant,
   );
   const createBody = childBody(detail, body, snapshotId);
-  const job = { source, snapshotId, body: createBody, tenant: ctx.tenant };
+  const job = { source, snapshotId, body: createBody, tenant: ctx.tenant, shape: f.shape };
   const results = (await Promise.all(shares.map((s) => createOn(g, s, job)))).flat();
   await Promise.all(placements.map((p) => p.release()));
   for (let i = results.length; i < body.count; i++) {
@@ -100,6 +122,7 @@ interface SpreadJob {
   readonly snapshotId: string;
   readonly body: Record<string, unknown>;
   readonly tenant: string;
+  readonly shape: { readonly vcpus: number; readonly memoryMB: number };
 }
 
 async function createOn(g: Gateway, share: NodeShare, job: SpreadJob): Promise<unknown[]> {
@@ -120,6 +143,7 @@ async function createOn(g: Gateway, share: NodeShare, job: SpreadJob): Promise<u
         tenant: job.tenant,
         state: 'running',
         templateId: job.snapshotId,
+        ...job.shape,
       });
     }
     g.metrics.placed(share.node.id, entries.length);

@@ -1,8 +1,10 @@
 /**
  * The gateway's web dashboard: the same `@aenv/ui` handler a node mounts,
- * at `/ui` of the gateway's listener, logging in with client keys (the
- * gateway's `X-API-Key` rule, tenants included: the dashboard then shows
- * what that key's API shows). Its charts sum the operation metrics of
+ * at `/ui` of the gateway's listener, logging in with client keys —
+ * bootstrap keys and the tenant store's (`TenantAuth.knows`: a revoked key
+ * ends its session within about a second). The session is scoped to the
+ * key's tenant because every dashboard call goes through the gateway's
+ * API with that key. Its charts sum the operation metrics of
  * every live node (`GET /metrics` of each, a public route), sampled every
  * few seconds; a node that does not answer is left out of that point.
  *
@@ -11,12 +13,12 @@
 import { createUiHandler, MetricsHistory, type UiHandler } from '@aenv/ui';
 import type { Logger } from '../log.js';
 import type { ClusterState } from '../state/cluster-state.js';
-import type { TenantKeys } from './tenant-keys.js';
+import type { TenantAuth } from '../tenants/tenant-auth.js';
 
 /** What the gateway's dashboard needs. */
 export interface GatewayDashboardOptions {
   readonly state: ClusterState;
-  readonly keys: TenantKeys;
+  readonly auth: TenantAuth;
   /** The gateway's own URL, known once it listens. */
   readonly apiUrl: () => string;
   readonly logger: Logger;
@@ -52,14 +54,7 @@ export function gatewayDashboard(o: GatewayDashboardOptions): GatewayDashboard {
   history.start();
   const handler = createUiHandler({
     kind: 'gateway',
-    checkKey: (key) => {
-      try {
-        o.keys.tenantOf(key);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    checkKey: (key) => o.auth.knows(key),
     apiUrl: () => {
       const u = new URL(o.apiUrl());
       if (u.hostname === '0.0.0.0') u.hostname = '127.0.0.1';

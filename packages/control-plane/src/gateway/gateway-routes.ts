@@ -1,11 +1,13 @@
 /**
  * The gateway's route table: the node API's routes, each with what the
  * gateway does for it (place, forward to the sandbox's node, aggregate,
- * answer from the cluster state). Anything else answers 404 JSON.
+ * answer from the cluster state), and the admin API (`admin: true`: the
+ * caller's key needs the `admin` role). Anything else answers 404 JSON.
  *
  * @module
  */
 import type { Gateway, RequestContext } from './gateway-context.js';
+import * as admin from './admin-handler.js';
 import { createSandbox } from './create-handler.js';
 import { listSandboxes, listSnapshots, listTemplates } from './list-handler.js';
 import { getNode, listNodes, setNodeStatus } from './node-handler.js';
@@ -21,6 +23,8 @@ export interface GatewayRoute {
   readonly method: string;
   readonly pattern: RegExp;
   readonly params?: readonly string[];
+  /** Only for keys with the `admin` role. */
+  readonly admin?: boolean;
   readonly handler: (g: Gateway, ctx: RequestContext) => Promise<void>;
 }
 
@@ -49,13 +53,30 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   },
   { method: 'GET', pattern: /^\/nodes$/, handler: listNodes },
   { method: 'GET', pattern: /^\/nodes\/([^/]+)$/, params: ['id'], handler: getNode },
-  { method: 'POST', pattern: /^\/nodes\/([^/]+)$/, params: ['id'], handler: setNodeStatus },
+  // Draining a node is an operator's act: admin keys only.
+  ...adminRoute('POST', /^\/nodes\/([^/]+)$/, setNodeStatus),
   { method: 'GET', pattern: /^\/snapshots$/, handler: listSnapshots },
   { method: '*', pattern: /^\/snapshots\/([^/]+)$/, params: ['id'], handler: snapshotRequest },
   { method: 'GET', pattern: /^\/(?:v2\/)?templates$/, handler: listTemplates },
   { method: 'DELETE', pattern: /^\/templates\/([^/]+)$/, params: ['id'], handler: deleteTemplate },
   { method: '*', pattern: /^\/(?:v\d+\/)?templates(?:\/.*)?$/, handler: templateRequest },
+  ...adminRoute('GET', /^\/admin\/tenants$/, admin.listTenants),
+  ...adminRoute('POST', /^\/admin\/tenants$/, admin.createTenant),
+  ...adminRoute('GET', /^\/admin\/tenants\/([^/]+)$/, admin.getTenant),
+  ...adminRoute('PATCH', /^\/admin\/tenants\/([^/]+)$/, admin.updateTenant),
+  ...adminRoute('DELETE', /^\/admin\/tenants\/([^/]+)$/, admin.deleteTenant),
+  ...adminRoute('GET', /^\/admin\/keys$/, admin.listKeys),
+  ...adminRoute('POST', /^\/admin\/keys$/, admin.createKey),
+  ...adminRoute('DELETE', /^\/admin\/keys\/([^/]+)$/, admin.revokeKey),
 ];
+
+function adminRoute(
+  method: string,
+  pattern: RegExp,
+  handler: GatewayRoute['handler'],
+): GatewayRoute[] {
+  return [{ method, pattern, params: ['id'], admin: true, handler }];
+}
 
 /** The route of a request and its path parameters, or undefined. */
 export function matchGatewayRoute(

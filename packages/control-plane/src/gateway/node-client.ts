@@ -1,6 +1,8 @@
 /**
  * HTTP to the nodes. Control-plane calls carry the cluster's node key
- * instead of the client's; data-plane traffic is passed through as it came
+ * instead of the client's and, from a client {@link NodeClient.as} made
+ * for a request, the acting tenant in `x-aenv-tenant` (a client's own such
+ * header is never passed on); data-plane traffic is passed through as it came
  * (the node's proxy routes it by `E2b-Sandbox-Id` or host). Connections are
  * pooled per node; answers are streamed (no buffering) unless a caller
  * needs the JSON of one (creates, forks: the gateway records bindings).
@@ -10,7 +12,7 @@
 import { Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { AenvError } from '@aenv/shared';
+import { AenvError, TENANT_HEADER } from '@aenv/shared';
 import { forwardable } from './http-io.js';
 
 /** A buffered answer of a node. */
@@ -42,11 +44,41 @@ export function unreachable(nodeUrl: string, cause: unknown): AenvError {
 export class NodeClient {
   readonly #apiKey: string;
   readonly #timeoutMs: number;
-  readonly #agents = new Map<string, Agent>();
+  readonly #tenant: string | undefined;
+  readonly #agents: Map<string, Agent>;
 
-  constructor(options: { apiKey: string; timeoutMs: number }) {
+  constructor(options: {
+    apiKey: string;
+    timeoutMs: number;
+    tenant?: string | undefined;
+    agents?: Map<string, Agent>;
+  }) {
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs;
+    this.#tenant = options.tenant;
+    this.#agents = options.agents ?? new Map<string, Agent>();
+  }
+
+  /**
+   * A client whose calls carry no tenant (the operator's view, for an
+   * admin's template changes; same connection pools; do not close it).
+   */
+  operator(): NodeClient {
+    return new NodeClient({
+      apiKey: this.#apiKey,
+      timeoutMs: this.#timeoutMs,
+      agents: this.#agents,
+    });
+  }
+
+  /** A client whose control-plane calls act for `tenant` (same connection pools; do not close it). */
+  as(tenant: string): NodeClient {
+    return new NodeClient({
+      apiKey: this.#apiKey,
+      timeoutMs: this.#timeoutMs,
+      tenant,
+      agents: this.#agents,
+    });
   }
 
   /**
@@ -134,7 +166,7 @@ export class NodeClient {
       port: url.port,
       method: req.method,
       path: req.url,
-      headers: forwardable(req.headers),
+      headers: forwardable(req.headers, [TENANT_HEADER]),
       agent: this.#agent(url.origin),
     });
     up.on('response', (answer) => {
@@ -178,9 +210,10 @@ export class NodeClient {
   #controlRequest(nodeUrl: string, c: NodeCall) {
     const url = new URL(nodeUrl);
     const headers: Record<string, string | string[]> = {
-      ...forwardable(c.headers ?? {}, ['host', 'x-api-key', 'content-length']),
+      ...forwardable(c.headers ?? {}, ['host', 'x-api-key', 'content-length', TENANT_HEADER]),
       'x-api-key': this.#apiKey,
     };
+    if (this.#tenant !== undefined) headers[TENANT_HEADER] = this.#tenant;
     if (c.body !== undefined) headers['content-length'] = String(c.body.length);
     return request({
       host: url.hostname,
@@ -205,7 +238,9 @@ export class NodeClient {
 function rawHead(req: IncomingMessage): string {
   const lines = [`${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/1.1`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    lines.push(`${req.rawHeaders[i] ?? ''}: ${req.rawHeaders[i + 1] ?? ''}`);
+    const name = req.rawHeaders[i] ?? '';
+    if (name.toLowerCase() === TENANT_HEADER) continue;
+    lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`);
   }
   return `${lines.join('\r\n')}\r\n\r\n`;
 }

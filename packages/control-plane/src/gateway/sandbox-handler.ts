@@ -11,6 +11,10 @@
  *   unless `spread` asked for them elsewhere (`fork-handler.ts`);
  * - snapshot: the user snapshot is bound to the node that holds it.
  *
+ * The sandbox must belong to the caller's tenant (another tenant's answers
+ * 404 `SBX_NOT_FOUND`, like a missing one). A fork first reserves its
+ * children against the tenant's quotas, with the source's shape.
+ *
  * @module
  */
 import { LOG_FIELDS } from '@aenv/shared';
@@ -19,6 +23,7 @@ import type { Gateway, RequestContext } from './gateway-context.js';
 import { forkSpread, isSpreadFork } from './fork-handler.js';
 import { parseJson, parseJsonObject, readBody } from './http-io.js';
 import type { NodeAnswer } from './node-client.js';
+import type { Reservation } from '../tenants/tenant-quota.js';
 import { relayAnswer, withDomain } from './relay.js';
 import {
   homeFor,
@@ -39,15 +44,58 @@ export async function sandboxRequest(g: Gateway, ctx: RequestContext): Promise<v
   const method = ctx.req.method ?? 'GET';
   const home = await locate(g, id, ctx.tenant);
   if (method === 'DELETE' && rest === '') return kill(g, ctx, home);
-  const body = method === 'GET' ? undefined : await readBody(ctx.req);
-  const fork =
-    method === 'POST' && rest === '/fork' ? parseJsonObject(body ?? Buffer.alloc(0)) : {};
-  if (isSpreadFork(fork)) return forkSpread(g, ctx, home, fork);
+  const { body, fork } = await readRequest(ctx, method, rest);
+  if (fork !== undefined && isSpreadFork(fork)) return forkSpread(g, ctx, home, fork);
   const resuming = method === 'POST' && RESUMING.test(rest);
-  const { node, answer } = await send(g, ctx, home, { resuming, body });
-  await record(g, ctx, { home, node, answer });
+  const reservation = fork === undefined ? undefined : await reserveFork(g, ctx, home, fork);
+  const answer = await sendAndRecord(g, ctx, home, { resuming, body }).finally(() =>
+    reservation?.release(),
+  );
   const json = resuming && answer.status < 300 ? parseJson(answer.body) : undefined;
   relayAnswer(ctx.res, answer, json === undefined ? undefined : withDomain(json, g.domain));
+}
+
+/** The request's body, and its fork body when it is a fork. */
+async function readRequest(
+  ctx: RequestContext,
+  method: string,
+  rest: string,
+): Promise<{ body: Buffer | undefined; fork: Record<string, unknown> | undefined }> {
+  const body = method === 'GET' ? undefined : await readBody(ctx.req);
+  const isFork = method === 'POST' && rest === '/fork';
+  return { body, fork: isFork ? parseJsonObject(body ?? Buffer.alloc(0)) : undefined };
+}
+
+async function sendAndRecord(
+  g: Gateway,
+  ctx: RequestContext,
+  home: SandboxHome,
+  o: { resuming: boolean; body: Buffer | undefined },
+): Promise<NodeAnswer> {
+  const { node, answer } = await send(g, ctx, home, o);
+  await record(g, ctx, { home, node, answer });
+  return answer;
+}
+
+/** The shape a sandbox's binding records (0 when it records none). */
+export function shapeOf(home: SandboxHome): { vcpus: number; memoryMB: number } {
+  const b = home.binding as { vcpus?: string; memoryMB?: string };
+  return { vcpus: Number(b.vcpus) || 0, memoryMB: Number(b.memoryMB) || 0 };
+}
+
+async function reserveFork(
+  g: Gateway,
+  ctx: RequestContext,
+  home: SandboxHome,
+  fork: Readonly<Record<string, unknown>>,
+): Promise<Reservation> {
+  const count = typeof fork.count === 'number' && fork.count > 0 ? Math.ceil(fork.count) : 1;
+  const shape = shapeOf(home);
+  return g.quota.reserve(ctx.tenant, {
+    count,
+    vcpus: shape.vcpus * count,
+    memoryMB: shape.memoryMB * count,
+  });
 }
 
 /**
@@ -121,10 +169,16 @@ async function record(g: Gateway, ctx: RequestContext, o: Outcome): Promise<void
 async function bindChildren(g: Gateway, ctx: RequestContext, o: Outcome): Promise<void> {
   const children = parseJson(o.answer.body);
   if (!Array.isArray(children)) return;
+  const shape = shapeOf(o.home);
   for (const c of children as { sandbox?: { sandboxID?: unknown } }[]) {
     const child = c.sandbox?.sandboxID;
     if (typeof child === 'string') {
-      await g.state.bind(child, { node: o.node.id, tenant: ctx.tenant, state: 'running' });
+      await g.state.bind(child, {
+        node: o.node.id,
+        tenant: ctx.tenant,
+        state: 'running',
+        ...shape,
+      });
     }
   }
   g.metrics.placed(o.node.id, children.length);

@@ -10,18 +10,31 @@
  * that node. Once built, the template reaches every node by the nodes' own
  * template sync.
  *
- * `DELETE /templates/{id}` removes the template from the shared catalog
- * and from every node (or, for a user snapshot's id, from its node).
+ * `DELETE /templates/{id}` removes the template from every node (or, for a
+ * user snapshot's id, from its node) and, once a node agreed (nodes check
+ * that the caller's tenant owns it), from the shared catalog.
  * User snapshots (`/snapshots/{id}`) go to the node holding them.
+ *
+ * Template changes (builds, deletes) by an `admin` key reach the nodes as
+ * the operator (no `x-aenv-tenant`): a node takes the cluster key with a
+ * tenant as that tenant's member, who may not change public templates; so
+ * an admin's builds are public templates, as the base template is.
  *
  * @module
  */
 import { AenvError } from '@aenv/shared';
 import type { ClusterNode } from '../state/cluster-node.js';
 import type { Gateway, RequestContext } from './gateway-context.js';
+import type { NodeClient } from './node-client.js';
 import { readBody } from './http-io.js';
 import { liveNodes } from './list-handler.js';
 import { relayAnswer } from './relay.js';
+
+/** The node client for a template change: the operator's for an admin. */
+function changer(g: Gateway, ctx: RequestContext): NodeClient {
+  const write = ctx.req.method !== 'GET' && ctx.req.method !== 'HEAD';
+  return write && ctx.caller.role === 'admin' ? g.nodes.operator() : g.nodes;
+}
 
 /** Path words after `templates/` that name an action, not a template. */
 const ACTIONS = new Set(['pull', 'build']);
@@ -41,7 +54,7 @@ export async function templateRequest(g: Gateway, ctx: RequestContext): Promise<
   const target = node;
   let bound = false;
   let seen = '';
-  await g.nodes.forward(target.report.url, ctx.req, ctx.res, {
+  await changer(g, ctx).forward(target.report.url, ctx.req, ctx.res, {
     path: `${ctx.url.pathname}${ctx.url.search}`,
     onChunk: (chunk) => {
       if (bound) return;
@@ -94,10 +107,9 @@ export async function deleteTemplate(g: Gateway, ctx: RequestContext): Promise<v
   const snapshotNode = await g.state.snapshotNode(id);
   const nodes = liveNodes(await g.state.nodes());
   const targets = snapshotNode === undefined ? nodes : nodes.filter((n) => n.id === snapshotNode);
-  if (snapshotNode === undefined) await g.state.removeTemplate(id);
   const answers = await Promise.all(
     targets.map((n) =>
-      g.nodes.call(n.report.url, {
+      changer(g, ctx).call(n.report.url, {
         method: 'DELETE',
         path: ctx.url.pathname,
         headers: ctx.req.headers,
@@ -105,6 +117,8 @@ export async function deleteTemplate(g: Gateway, ctx: RequestContext): Promise<v
     ),
   );
   const ok = answers.find((a) => a.status < 300);
+  // Only once a node agreed (it checks the caller's tenant owns the template).
+  if (ok !== undefined && snapshotNode === undefined) await g.state.removeTemplate(id);
   if (ok !== undefined && snapshotNode !== undefined) await g.state.unbindSnapshot(id);
   const first = ok ?? answers.find((a) => a.status !== 404) ?? answers[0];
   if (first === undefined)

@@ -1,18 +1,20 @@
 /**
- * Client API keys of the gateway and the tenant each belongs to. Keys come
- * from `gateway.apiKeys` and `gateway.apiKeyFile` (`KEY` or `TENANT=KEY`
- * entries; a bare key belongs to tenant `default`); comparison is by
- * sha256 digest in constant time. The gateway is the cluster's auth edge:
- * nodes see only the cluster's node key.
+ * The gateway's bootstrap client keys and the tenant each belongs to. Keys
+ * come from `gateway.apiKeys` and `gateway.apiKeyFile` (`KEY` or
+ * `TENANT=KEY` entries; a bare key belongs to tenant `default`); they act
+ * with the `admin` role (someone has to create the first tenants and
+ * keys), are held only as sha256 digests in memory and compared in
+ * constant time. Keys made through `/admin/keys` live in Redis
+ * (`tenants/tenant-store.ts`). The gateway is the cluster's auth edge:
+ * nodes see only the cluster's node key and the acting tenant.
  *
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { AenvError } from '@aenv/shared';
+import { AenvError, DEFAULT_TENANT } from '@aenv/shared';
 
-/** The tenant of a key that names none. */
-export const DEFAULT_TENANT = 'default';
+export { DEFAULT_TENANT };
 
 interface Entry {
   readonly digest: Buffer;
@@ -56,6 +58,17 @@ export class TenantKeys {
             .map((l) => l.trim())
             .filter((l) => l !== '' && !l.startsWith('#'));
     return new TenantKeys([...list, ...fromFile]);
+  }
+
+  /** The tenants the keys belong to. */
+  get tenants(): string[] {
+    return [...new Set(this.#entries.map((e) => e.tenant))];
+  }
+
+  /** The tenant of a bootstrap key, or undefined when `key` is none of them. */
+  lookup(key: string): string | undefined {
+    const d = digest(key);
+    return this.#entries.find((e) => timingSafeEqual(e.digest, d))?.tenant;
   }
 
   /**

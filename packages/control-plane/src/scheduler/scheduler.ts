@@ -1,7 +1,7 @@
 /**
  * The scheduler: places sandboxes on nodes. It reads the nodes from the
  * cluster state, filters and scores them (`placement.ts`), lets the
- * strategy choose, checks the tenant's limit, and records the placement
+ * strategy choose, and records the placement
  * as pending on the chosen node until the node's next heartbeat reports
  * it, so concurrent placements through any gateway replica see each other.
  *
@@ -15,7 +15,6 @@
  *
  * @module
  */
-import { AenvError } from '@aenv/shared';
 import type { ClusterNode } from '../state/cluster-node.js';
 import type { ClusterState } from '../state/cluster-state.js';
 import { PlacementIndex } from './placement-index.js';
@@ -32,8 +31,6 @@ export interface SchedulerOptions {
   readonly state: ClusterState;
   readonly strategy: PlacementStrategy;
   readonly limits?: PlacementLimits;
-  /** Most sandboxes a tenant may have; undefined = no limit. */
-  readonly tenantLimit?: (tenant: string) => number | undefined;
 }
 
 /** Sandboxes placed on one node. */
@@ -107,11 +104,10 @@ export class Scheduler {
 
   /**
    * Places one sandbox and records it as pending on its node.
-   * @throws {AenvError} `CLUSTER_NO_NODES`, `CLUSTER_NO_CAPACITY`, `CLUSTER_TENANT_LIMIT`,
-   *   `CLUSTER_STATE_UNAVAILABLE`.
+   * Tenant quotas are the gateway's (`tenants/tenant-quota.ts`).
+   * @throws {AenvError} `CLUSTER_NO_NODES`, `CLUSTER_NO_CAPACITY`, `CLUSTER_STATE_UNAVAILABLE`.
    */
-  async place(req: PlacementRequest, tenant?: string): Promise<Placement> {
-    if (tenant !== undefined) await this.checkTenant(tenant, 1);
+  async place(req: PlacementRequest): Promise<Placement> {
     return this.#serially(async () => {
       const nodes = await this.#o.state.nodes();
       const chosen = placeOne(nodes, req, this.#o.strategy, this.#o.limits);
@@ -126,9 +122,7 @@ export class Scheduler {
   async placeBatch(
     req: PlacementRequest,
     count: number,
-    tenant?: string,
   ): Promise<{ shares: NodeShare[]; placements: Placement[] }> {
-    if (tenant !== undefined) await this.checkTenant(tenant, count);
     return this.#serially(async () => {
       const nodes = await this.#o.state.nodes();
       const shares = planBatch(nodes, req, count, this.#o.strategy, this.#o.limits);
@@ -145,25 +139,6 @@ export class Scheduler {
     const run = this.#queue.then(fn, fn);
     this.#queue = run.catch(() => undefined);
     return run;
-  }
-
-  /**
-   * Checks that a tenant may have `adding` more sandboxes. Checked, not
-   * reserved: concurrent creates through several gateways may overshoot the
-   * limit by their number.
-   * @throws {AenvError} `CLUSTER_TENANT_LIMIT`.
-   */
-  async checkTenant(tenant: string, adding: number): Promise<void> {
-    const limit = this.#o.tenantLimit?.(tenant);
-    if (limit === undefined) return;
-    const have = await this.#o.state.tenantCount(tenant);
-    if (have + adding > limit) {
-      throw new AenvError(
-        'CLUSTER_TENANT_LIMIT',
-        `tenant '${tenant}' may have ${limit} sandboxes; it has ${have} and asked for ${adding} more`,
-        { fields: { tenant, limit, have } },
-      );
-    }
   }
 
   async #record(node: ClusterNode, req: PlacementRequest): Promise<Placement> {

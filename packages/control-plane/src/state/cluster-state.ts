@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
   clusterKeys,
+  DEFAULT_CLUSTER_KEY_PREFIX,
   type ClusterKeys,
   type NodeAdmin,
   type NodeReport,
@@ -42,15 +43,21 @@ export interface NewBinding {
   readonly tenant: string;
   readonly state: 'running' | 'paused';
   readonly templateId?: string | undefined;
+  /** Its shape, counted against its tenant's vCPU and memory quotas. */
+  readonly vcpus?: number | undefined;
+  readonly memoryMB?: number | undefined;
 }
 
 /** Typed access to the cluster state. */
 export class ClusterState {
   readonly redis: Redis;
   readonly keys: ClusterKeys;
+  /** The prefix of every key. */
+  readonly prefix: string;
 
-  constructor(redis: Redis, prefix?: string) {
+  constructor(redis: Redis, prefix: string = DEFAULT_CLUSTER_KEY_PREFIX) {
     this.redis = redis;
+    this.prefix = prefix;
     this.keys = clusterKeys(prefix);
   }
 
@@ -164,6 +171,8 @@ export class ClusterState {
       state: b.state,
       updatedAt: new Date().toISOString(),
       ...(b.templateId === undefined ? {} : { templateId: b.templateId }),
+      ...(b.vcpus === undefined ? {} : { vcpus: String(b.vcpus) }),
+      ...(b.memoryMB === undefined ? {} : { memoryMB: String(b.memoryMB) }),
     };
     await this.#run(() =>
       this.redis
