@@ -56,6 +56,10 @@ export function hintFor(err: AenvSdkError, scene: ErrorScene): string | undefine
   if (err instanceof AuthenticationError) {
     return `Give ${url} its API key: 'aenv auth login --key KEY' or --key (a node keeps its key in $AENV_HOME/api-key).`;
   }
+  if (err.code === 'TENANT_ADMIN_REQUIRED') {
+    return `This needs an admin key (the node's own key in $AENV_HOME/api-key is one); give it with --key.`;
+  }
+  if (err.code === 'TENANT_NOT_EMPTY') return `Remove the tenant's sandboxes first.`;
   if (err instanceof SandboxNotFoundError) return `'aenv ls' lists the sandboxes.`;
   if (err instanceof TemplateNotFoundError) return `'aenv template ls' lists the templates.`;
   if (err instanceof SnapshotNotFoundError) return `'aenv snapshot ls' lists the snapshots.`;

@@ -104,14 +104,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const found = lookupCommand(argv);
   if (found.kind === 'command') return runSpec(io, found.spec, found.rest);
   if (found.kind === 'group') {
-    const asked = argv[1] === '-h' || argv[1] === '--help';
-    if (argv[1] !== undefined && !asked) {
+    const next = argv[found.word.split(' ').length];
+    const asked = next === '-h' || next === '--help';
+    if (next !== undefined && !asked) {
       return reportError(
-        new UsageError(`unknown command '${first} ${argv[1]}'`),
+        new UsageError(`unknown command '${found.word} ${next}'`),
         (s) => void io.stderr.write(s),
-        {
-          command: first,
-        },
+        { command: found.word },
       );
     }
     io.stdout.write(familyHelp(found.word, found.specs));

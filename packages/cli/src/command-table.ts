@@ -5,6 +5,14 @@
  * @module
  */
 import type { CommandSpec } from './command-spec.js';
+import { keyCreateCommand, keyLsCommand, keyRevokeCommand } from './commands/admin-key.js';
+import {
+  tenantCreateCommand,
+  tenantLsCommand,
+  tenantRmCommand,
+  tenantSetCommand,
+  tenantShowCommand,
+} from './commands/admin-tenant.js';
 import { authLoginCommand, authLogoutCommand, authStatusCommand } from './commands/auth.js';
 import { completionCommand } from './commands/completion.js';
 import { connectCommand } from './commands/connect.js';
@@ -62,6 +70,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   { ...authLoginCommand, group: 'node' },
   { ...authStatusCommand, group: 'node' },
   { ...authLogoutCommand, group: 'node' },
+  { ...tenantCreateCommand, group: 'node' },
+  { ...tenantLsCommand, group: 'node' },
+  { ...tenantShowCommand, group: 'node' },
+  { ...tenantSetCommand, group: 'node' },
+  { ...tenantRmCommand, group: 'node' },
+  { ...keyCreateCommand, group: 'node' },
+  { ...keyLsCommand, group: 'node' },
+  { ...keyRevokeCommand, group: 'node' },
   { ...completionCommand, group: 'other' },
   devSpec,
   debugSpec,
@@ -73,15 +89,22 @@ export type Lookup =
   | { readonly kind: 'group'; readonly word: string; readonly specs: readonly CommandSpec[] }
   | { readonly kind: 'unknown' };
 
-/** Finds the command named by the first one or two words. */
+/**
+ * Finds the command named by the first one to three words (`admin tenant
+ * ls`); else the family the first words start (`admin tenant`, `admin`).
+ */
 export function lookupCommand(argv: readonly string[]): Lookup {
-  const [first = '', second] = argv;
-  const two = COMMANDS.find((c) => c.name === `${first} ${second ?? ''}`);
-  if (two !== undefined) return { kind: 'command', spec: two, rest: argv.slice(2) };
-  const one = COMMANDS.find((c) => c.name === first);
-  if (one !== undefined) return { kind: 'command', spec: one, rest: argv.slice(1) };
-  const family = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
-  return family.length > 0 ? { kind: 'group', word: first, specs: family } : { kind: 'unknown' };
+  for (let n = Math.min(3, argv.length); n >= 1; n--) {
+    const name = argv.slice(0, n).join(' ');
+    const spec = COMMANDS.find((c) => c.name === name);
+    if (spec !== undefined) return { kind: 'command', spec, rest: argv.slice(n) };
+  }
+  for (let n = Math.min(2, argv.length); n >= 1; n--) {
+    const word = argv.slice(0, n).join(' ');
+    const family = COMMANDS.filter((c) => c.name.startsWith(`${word} `));
+    if (family.length > 0) return { kind: 'group', word, specs: family };
+  }
+  return { kind: 'unknown' };
 }
 
 /** The command names closest to a mistyped one (shared prefix or one edit away). */

@@ -32,6 +32,13 @@ function operandArm(spec: CommandSpec): string | undefined {
   );
 }
 
+/** The words that follow a family's name (`admin` → `tenant key`). */
+function nextWords(specs: readonly CommandSpec[], family: string): string[] {
+  return specs
+    .filter((s) => s.name.startsWith(`${family} `))
+    .map((s) => s.name.slice(family.length + 1).split(' ')[0] ?? '');
+}
+
 /** The bash completion script. */
 export function bashCompletion(specs: readonly CommandSpec[]): string {
   const first = words(specs.map((s) => s.name.split(' ')[0] ?? ''));
@@ -40,12 +47,21 @@ export function bashCompletion(specs: readonly CommandSpec[]): string {
   ];
   let familyArms = '';
   for (const f of families) {
-    const subs = words(
-      specs.filter((s) => s.name.startsWith(`${f} `)).map((s) => s.name.slice(f.length + 1)),
-    );
+    const subs = words(nextWords(specs, f));
     familyArms += caseArm(
       f,
       `if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "${subs}" -- "$cur") ); return; fi; key="$1 $2"`,
+    );
+  }
+  // Three-word commands (`admin tenant ls`): their middle word is a family too.
+  let subfamilyArms = '';
+  const subfamilies = new Set(
+    specs.filter((s) => s.name.split(' ').length === 3).map((s) => s.name.split(' ', 2).join(' ')),
+  );
+  for (const f of subfamilies) {
+    subfamilyArms += caseArm(
+      `'${f}'`,
+      `if [ "$COMP_CWORD" -eq 3 ]; then COMPREPLY=( $(compgen -W "${words(nextWords(specs, f))}" -- "$cur") ); return; fi; key="$1 $2 $3"`,
     );
   }
   let choiceArms = '';
@@ -78,6 +94,8 @@ _aenv() {
   key="$1"
   case "$1" in
 ${familyArms}  esac
+  case "$key" in
+${subfamilyArms}  esac
   case "$key:$prev" in
 ${choiceArms}  esac
   if [[ "$cur" == -* ]]; then

@@ -66,7 +66,7 @@ describe('completion', () => {
     return out.split('\n').filter((l) => l !== '');
   }
 
-  it('bash completes commands, families, options, choices and sandbox ids', () => {
+  it('bash completes commands, families (two and three words), options, choices and ids', () => {
     const script = bashCompletion(COMMANDS);
     assert.deepEqual(complete(script, 'aenv sn'), ['snapshot']);
     assert.deepEqual(complete(script, 'aenv snapshot '), ['create', 'ls', 'rm']);
@@ -74,6 +74,10 @@ describe('completion', () => {
     assert.ok(complete(script, 'aenv snapshot ls --').includes('--sandbox'));
     assert.deepEqual(complete(script, 'aenv ls --state '), ['running', 'paused']);
     assert.deepEqual(complete(script, 'aenv connect sbx1'), ['sbx1111']);
+    assert.deepEqual(complete(script, 'aenv admin '), ['tenant', 'key']);
+    assert.deepEqual(complete(script, 'aenv admin tenant '), ['create', 'ls', 'show', 'set', 'rm']);
+    assert.ok(complete(script, 'aenv admin tenant set x --').includes('--max-vcpus'));
+    assert.deepEqual(complete(script, 'aenv admin key create --role '), ['member', 'admin']);
   });
 
   it('the command prints both scripts, and zsh loads it', async () => {

@@ -13,7 +13,9 @@ import {
   FileNotFoundError,
   InvalidArgumentError,
   InvalidStateError,
+  NotFoundError,
   NotSupportedError,
+  PermissionDeniedError,
   SandboxNotFoundError,
   TemplateNotFoundError,
   type Sandbox,
@@ -333,6 +335,33 @@ describe('SDK against a node (stand-in machines, real envd)', { skip, timeout: 1
     const b = await client.sandboxes.create('base', { idempotencyKey: key });
     assert.equal(b.sandboxId, a.sandboxId);
     await a.kill();
+  });
+
+  it('manages tenants and keys (admin), and a member key sees only its tenant', async () => {
+    const { tenants, keys } = client.admin;
+    const made = await tenants.create({ id: 'sdk-team', quotas: { maxSandboxes: 3 } });
+    assert.deepEqual(made.quotas, { maxSandboxes: 3 });
+    assert.ok((await tenants.list()).some((x) => x.id === 'sdk-team'));
+    assert.deepEqual((await tenants.update('sdk-team', { maxSandboxes: null })).quotas, {});
+    assert.deepEqual((await tenants.get('sdk-team')).usage, {
+      sandboxes: 0,
+      vcpus: 0,
+      memoryMB: 0,
+    });
+    const key = await keys.create({ tenant: 'sdk-team', name: 'sdk' });
+    assert.equal(key.role, 'member');
+    const listed = await keys.list({ tenant: 'sdk-team' });
+    assert.deepEqual(
+      listed.map((k) => [k.id, k.prefix, 'key' in k]),
+      [[key.id, key.key.slice(0, 12), false]],
+    );
+    const member = new AenvClient({ apiUrl: t.node.url, apiKey: key.key, env: {} });
+    await assert.rejects(member.sandboxes.get(sbx.sandboxId), SandboxNotFoundError);
+    await assert.rejects(member.admin.keys.list(), PermissionDeniedError);
+    await keys.revoke(key.id);
+    await assert.rejects(member.sandboxes.list(), AuthenticationError);
+    await tenants.delete('sdk-team');
+    await assert.rejects(tenants.get('sdk-team'), NotFoundError);
   });
 
   it('rejects a wrong key', async () => {

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { Admin } from './admin/admin.js';
 import { ApiClient } from './api/api-client.js';
 import { resolveClientConfig, type ClientOptions, type ResolvedClientConfig } from './config.js';
 import { Nodes } from './node/nodes.js';
@@ -27,6 +28,8 @@ export class AenvClient {
   readonly snapshots: Snapshots;
   /** Nodes: list. */
   readonly nodes: Nodes;
+  /** Tenants and API keys (admin keys only). */
+  readonly admin: Admin;
   /** The settings in use, with every default applied. */
   readonly config: ResolvedClientConfig;
 
@@ -37,5 +40,6 @@ export class AenvClient {
     this.templates = new Templates(api);
     this.snapshots = new Snapshots(api);
     this.nodes = new Nodes(api);
+    this.admin = new Admin(api);
   }
 }

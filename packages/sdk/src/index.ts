@@ -76,3 +76,15 @@ export {
 } from './template/templates.js';
 export type { ProgressEvent } from './template/progress-stream.js';
 export { Nodes, type NodeInfo } from './node/nodes.js';
+export { Admin, ApiKeys, Tenants } from './admin/admin.js';
+export type {
+  ApiKeyRole,
+  ApiKeyView,
+  CreateApiKeyBody,
+  CreateTenantBody,
+  CreatedApiKey,
+  TenantQuotas,
+  TenantQuotasUpdate,
+  TenantUsage,
+  TenantView,
+} from './admin/admin-wire.js';

@@ -13,6 +13,7 @@ export type {
   SandboxLauncher,
 } from './orchestrator/launcher.js';
 export type { GuestAddress, SandboxRecord, SandboxState } from './orchestrator/sandbox.js';
+export { CRASH_POINTS, type CrashPointName } from './orchestrator/crash-point.js';
 export type { TemplateRecord } from './template/template-record.js';
 export type { SnapshotRecord } from './snapshot/snapshot-record.js';
 export { openNodeState, type NodeState } from './store/node-state.js';

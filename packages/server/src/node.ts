@@ -14,6 +14,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import { LOG_FIELDS } from '@aenv/shared';
 import { ApiKeys } from './api/api-keys.js';
+import { nodeQuotaGuard } from './api/tenant-quotas.js';
 import { startApiServer } from './api/api-server.js';
 import { IdempotencyCache } from './api/idempotency.js';
 import { routeTable } from './api/route-table.js';
@@ -72,9 +73,10 @@ export interface RunningNode {
 export async function startNode(options: StartNodeOptions): Promise<RunningNode> {
   const { config, logger, state } = options;
   const apiKeyPath = join(config.home, 'api-key');
-  const { keys, key, created } = ApiKeys.loadOrCreate(apiKeyPath);
+  const clusterKeys = options.cluster?.apiKeys ?? [];
+  const opened = ApiKeys.open(state.tenants, apiKeyPath, clusterKeys);
+  const { keys: accepted, key, created } = opened;
   if (created) logger.info('generated API key', { path: apiKeyPath });
-  const accepted = options.cluster ? new ApiKeys([key, ...options.cluster.apiKeys]) : keys;
   // The metrics read sandbox counts from the orchestrator, which records into the metrics.
   const holder: { orchestrator?: Orchestrator } = {};
   const metrics = new NodeMetrics({
@@ -98,6 +100,9 @@ export async function startNode(options: StartNodeOptions): Promise<RunningNode>
   const routes = routeTable({
     orchestrator: o,
     templates: state.templates,
+    snapshots: state.snapshots,
+    tenants: state.tenants,
+    quotas: nodeQuotaGuard(state.tenants, o),
     metrics,
     sandboxMetrics,
     domain,

@@ -1,9 +1,12 @@
 // End to end: `aenv server`'s node with real microVMs under QEMU, driven by
-// the real, unmodified `e2b` npm SDK through the node's API and proxy.
+// the real, unmodified `e2b` npm SDK through the node's API and proxy; and
+// tenants: another tenant's key cannot see, reach or run anything in a
+// sandbox it does not own.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { release } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { CommandExitError, Sandbox } from 'e2b';
+import { CommandExitError, Sandbox, SandboxNotFoundError } from 'e2b';
 import { startTestNode, type TestNode } from './node-harness.js';
 
 let t: TestNode;
@@ -77,5 +80,77 @@ describe('e2b SDK against a node (real microVMs)', { timeout: 600_000 }, () => {
     assert.match(((await malformed.json()) as { message: string }).message, /'timeout'/);
     const health = await fetch(`${t.node.url}/health`);
     assert.equal(health.status, 200, 'the daemon keeps serving');
+  });
+
+  it("keeps tenants apart: another tenant's SDK cannot see, reach or run in a sandbox", async () => {
+    const admin = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${t.node.url}${path}`, {
+        method,
+        headers: { 'x-api-key': t.node.apiKey, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return {
+        status: res.status,
+        json: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>,
+      };
+    };
+    assert.equal((await admin('POST', '/admin/tenants', { id: 'tenant-b' })).status, 201);
+    const made = await admin('POST', '/admin/keys', { tenant: 'tenant-b', name: 'e2e' });
+    assert.equal(made.status, 201);
+    const b = { ...t.sdk, apiKey: String(made.json.key) };
+    const sbx = await Sandbox.create('base', { ...t.sdk, timeoutMs: 300_000 });
+    try {
+      const id = sbx.sandboxId;
+      const listedByB = await Sandbox.list({ ...b }).nextItems();
+      assert.ok(!listedByB.some((s) => s.sandboxId === id), "B's list omits A's sandbox");
+      const notFound = (err: unknown) => err instanceof SandboxNotFoundError;
+      await assert.rejects(Sandbox.connect(id, { ...b }), notFound, 'B cannot connect');
+      await assert.rejects(Sandbox.getInfo(id, { ...b }), notFound);
+      await assert.rejects(Sandbox.setTimeout(id, 60_000, { ...b }), notFound);
+      assert.equal(await Sandbox.kill(id, { ...b }), false, "B's kill finds nothing");
+      const fork = await fetch(`${t.node.url}/sandboxes/${id}/fork`, {
+        method: 'POST',
+        headers: { 'x-api-key': b.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ count: 1 }),
+      });
+      assert.equal(fork.status, 404, 'B cannot fork it');
+      // envd's process RPC through the proxy, as the SDK calls it, minus A's token.
+      const token = String((await admin('GET', `/sandboxes/${id}`)).json.envdAccessToken);
+      const rpc = (headers: Record<string, string>) =>
+        fetch(`${t.node.url}/process.Process/List`, {
+          method: 'POST',
+          headers: {
+            'e2b-sandbox-id': id,
+            'e2b-sandbox-port': '49983',
+            'content-type': 'application/json',
+            'connect-protocol-version': '1',
+            ...headers,
+          },
+          body: '{}',
+        });
+      assert.equal((await rpc({})).status, 401, 'no access token: refused');
+      assert.equal((await rpc({ 'x-api-key': b.apiKey })).status, 401, "B's key is no token");
+      assert.equal((await rpc({ 'x-access-token': token })).status, 200, "A's token works");
+      const byHost = await new Promise<number>((resolve, reject) => {
+        const host = `49983-${id}.${new URL(t.node.url).host}`;
+        const req = request(
+          `${t.node.url}/process.Process/List`,
+          { method: 'POST', headers: { host, 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.once('error', reject);
+        req.end('{}');
+      });
+      assert.equal(byHost, 401, 'through the host name, no token: refused');
+      assert.equal((await sbx.commands.run('echo still-mine')).stdout, 'still-mine\n');
+      assert.equal(await sbx.isRunning(), true);
+    } finally {
+      await sbx.kill();
+      assert.equal((await admin('DELETE', '/admin/tenants/tenant-b')).status, 204);
+    }
   });
 });

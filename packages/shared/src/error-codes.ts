@@ -81,6 +81,8 @@ export const ERROR_CODES = {
   VMM_DRIVER_UNAVAILABLE: { category: 'FailedPrecondition' },
   VMM_DRIVE_ATTACH_FAILED: { category: 'Internal' },
   VMM_INVALID_STATE: { category: 'FailedPrecondition' },
+  VMM_JAIL_EXHAUSTED: { category: 'ResourceExhausted' },
+  VMM_JAIL_FAILED: { category: 'Internal' },
   VMM_NOT_SUPPORTED: { category: 'NotSupported' },
   VMM_PROCESS_EXITED: { category: 'Internal' },
   VMM_QMP_ERROR: { category: 'Internal' },
@@ -134,7 +136,6 @@ export const ERROR_CODES = {
   CLUSTER_NODE_NOT_FOUND: { category: 'NotFound' },
   CLUSTER_NODE_UNREACHABLE: { category: 'Unavailable' },
   CLUSTER_STATE_UNAVAILABLE: { category: 'Unavailable' },
-  CLUSTER_TENANT_LIMIT: { category: 'ResourceExhausted' },
   CLUSTER_TRANSFER_FAILED: { category: 'Internal' },
   // ui (codes start with UI_)
   UI_NOT_BUILT: { category: 'Unavailable' },

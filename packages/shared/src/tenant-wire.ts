@@ -159,23 +159,23 @@ export function parseTenantQuotas(
       );
     }
     const key = name as keyof TenantQuotas;
-    if (v === null && allowNull) {
-      out[key] = null;
-      continue;
-    }
-    const fractional = key === 'createsPerSecond';
-    if (
-      typeof v !== 'number' ||
-      v < 0 ||
-      !Number.isFinite(v) ||
-      (!fractional && !Number.isInteger(v))
-    ) {
-      throw new AenvError(
-        'API_BODY_INVALID',
-        `quota '${name}' must be a non-negative ${fractional ? 'number' : 'integer'}`,
-      );
-    }
-    out[key] = v;
+    out[key] = v === null && allowNull ? null : quotaValue(key, v);
   }
   return out;
+}
+
+function quotaValue(name: keyof TenantQuotas, v: unknown): number {
+  const fractional = name === 'createsPerSecond';
+  if (
+    typeof v !== 'number' ||
+    v < 0 ||
+    !Number.isFinite(v) ||
+    (!fractional && !Number.isInteger(v))
+  ) {
+    throw new AenvError(
+      'API_BODY_INVALID',
+      `quota '${name}' must be a non-negative ${fractional ? 'number' : 'integer'}`,
+    );
+  }
+  return v;
 }

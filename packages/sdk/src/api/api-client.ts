@@ -12,7 +12,7 @@ import { readAnswerBody, send, type RequestOptions } from './http.js';
 
 /** One control-plane call. */
 export interface ApiCall extends RequestOptions, ErrorContext {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path with its parameters already encoded (see {@link pathOf}). */
   readonly path: string;
   readonly query?: Readonly<Record<string, string | number | undefined>>;

@@ -1,6 +1,6 @@
 /**
- * What route handlers depend on: the orchestrator, the metrics, and the
- * node settings that shape answers.
+ * What route handlers depend on: the orchestrator, the metrics, the
+ * tenants and their quotas, and the node settings that shape answers.
  *
  * @module
  */
@@ -12,11 +12,20 @@ import type { TemplateCatalog } from '../template/template-catalog.js';
 import type { NodeView } from '@aenv/shared';
 import type { TemplateService } from '../template/template-service.js';
 import type { SandboxRecord } from '../orchestrator/sandbox.js';
+import type { SnapshotCatalog } from '../snapshot/snapshot-catalog.js';
+import type { TenantStore } from '../store/tenant-store.js';
+import type { TenantQuotaGuard } from './tenant-quotas.js';
 
 /** Dependencies of the route handlers. */
 export interface ApiContext {
   readonly orchestrator: Orchestrator;
   readonly templates: TemplateCatalog;
+  /** Snapshots (to check who owns one a create names). */
+  readonly snapshots: SnapshotCatalog;
+  /** Tenants and API keys (`/admin/...`). */
+  readonly tenants: TenantStore;
+  /** Per-tenant quotas, checked and reserved by every start. */
+  readonly quotas: TenantQuotaGuard;
   readonly metrics: NodeMetrics;
   /** Per-sandbox resource samples from envd. */
   readonly sandboxMetrics: SandboxMetricsSampler;

@@ -5,7 +5,8 @@
  * Order of decisions for each request: a request naming a sandbox (headers
  * or host, see `proxyTargetOf` in shared) goes to the proxy, whatever its path;
  * otherwise the route table decides, behind the API key except for public
- * routes; unknown routes answer 404 JSON. Every error is JSON
+ * routes (the key's principal goes to the handler; admin routes need an
+ * admin key: 403 `TENANT_ADMIN_REQUIRED`); unknown routes answer 404 JSON. Every error is JSON
  * `{code, message, error_code}` and is logged with the request.
  *
  * @module
@@ -17,10 +18,10 @@ import { AenvError, LOG_FIELDS } from '@aenv/shared';
 import { errorFields, type Logger } from '../log.js';
 import { proxyTargetOf } from '@aenv/shared';
 import type { SandboxProxy } from '../proxy/sandbox-proxy.js';
-import type { ApiKeys } from './api-keys.js';
+import type { ApiKeys, Principal } from './api-keys.js';
 import type { IdempotencyCache } from './idempotency.js';
 import { sendEmpty, sendError, sendJson } from './http-io.js';
-import { matchRoute, type Reply, type Route } from './router.js';
+import { matchRoute, type Reply, type Route, type RouteMatch } from './router.js';
 
 /** What the listener needs. */
 export interface ApiServerOptions {
@@ -97,16 +98,19 @@ async function handleRequest(
   let status = 500;
   try {
     const match = matchRoute(options.routes, req.method ?? 'GET', url.pathname);
-    if (match?.route.public !== true) options.keys.check(req.headers['x-api-key']);
+    const principal = authorize(options.keys, match, req);
     if (match === undefined) {
       throw new AenvError('API_ROUTE_NOT_FOUND', `no route ${req.method ?? ''} ${url.pathname}`);
     }
-    const ctx = { req, params: match.params, query: url.searchParams };
+    const ctx = { req, params: match.params, query: url.searchParams, principal };
     const key = req.headers['idempotency-key'];
     const reply =
       match.route.idempotent === true && typeof key === 'string'
-        ? await options.idempotency.run(key, `${req.method ?? ''} ${url.pathname}`, () =>
-            Promise.resolve(match.route.handler(ctx)),
+        ? // Per tenant: another tenant's replay of the key must not get this answer (tokens).
+          await options.idempotency.run(
+            `${principal?.tenant ?? '*'}:${key}`,
+            `${req.method ?? ''} ${url.pathname}`,
+            () => Promise.resolve(match.route.handler(ctx)),
           )
         : await match.route.handler(ctx);
     status = reply.stream === undefined ? writeReply(res, reply) : await writeStream(res, reply);
@@ -126,6 +130,24 @@ async function handleRequest(
     [LOG_FIELDS.httpStatus]: status,
     [LOG_FIELDS.durationMs]: Math.round(performance.now() - started),
   });
+}
+
+/**
+ * The principal of a request to `match` (none for public routes; unknown
+ * routes need a key too, so they reveal nothing).
+ * @throws {AenvError} `API_UNAUTHENTICATED`, `TENANT_ADMIN_REQUIRED`.
+ */
+function authorize(
+  keys: ApiKeys,
+  match: RouteMatch | undefined,
+  req: IncomingMessage,
+): Principal | undefined {
+  if (match?.route.public === true) return undefined;
+  const principal = keys.authenticate(req.headers);
+  if (match?.route.admin === true && principal.role !== 'admin') {
+    throw new AenvError('TENANT_ADMIN_REQUIRED', 'this route needs an API key with role admin');
+  }
+  return principal;
 }
 
 /** Writes a streamed reply; a client that goes away stops the writing, not the work. */

@@ -5,6 +5,16 @@
  */
 import type { ApiContext } from './api-context.js';
 import type { Route } from './router.js';
+import {
+  createKey,
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listKeys,
+  listTenants,
+  revokeKey,
+  updateTenant,
+} from './routes/admin.tenants.js';
 import { health } from './routes/health.js';
 import { getNode, listNodes } from './routes/node.list.js';
 import { nodeMetrics } from './routes/node.metrics.js';
@@ -93,7 +103,15 @@ export function routeTable(api: ApiContext): Route[] {
     {
       method: 'GET',
       path: '/sandboxes/:id/metrics',
-      handler: getSandboxMetrics(api.sandboxMetrics),
+      handler: getSandboxMetrics(api),
     },
+    { method: 'GET', path: '/admin/tenants', handler: listTenants(api), admin: true },
+    { method: 'POST', path: '/admin/tenants', handler: createTenant(api), admin: true },
+    { method: 'GET', path: '/admin/tenants/:tenantId', handler: getTenant(api), admin: true },
+    { method: 'PATCH', path: '/admin/tenants/:tenantId', handler: updateTenant(api), admin: true },
+    { method: 'DELETE', path: '/admin/tenants/:tenantId', handler: deleteTenant(api), admin: true },
+    { method: 'GET', path: '/admin/keys', handler: listKeys(api), admin: true },
+    { method: 'POST', path: '/admin/keys', handler: createKey(api), admin: true },
+    { method: 'DELETE', path: '/admin/keys/:keyId', handler: revokeKey(api), admin: true },
   ];
 }

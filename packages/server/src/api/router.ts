@@ -3,17 +3,21 @@
  *
  * Route handlers parse and validate their input and call the orchestrator;
  * they never touch VMs. A handler returns a {@link Reply}; the HTTP server
- * writes it. `public` routes need no API key.
+ * writes it. `public` routes need no API key; `admin` routes need a key
+ * whose role is admin.
  *
  * @module
  */
 import type { IncomingMessage } from 'node:http';
+import type { Principal } from './api-keys.js';
 
 /** What a handler gets. */
 export interface RouteContext {
   readonly req: IncomingMessage;
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** Who sent it; absent only on public routes. */
+  readonly principal?: Principal | undefined;
 }
 
 /** What a handler answers. */
@@ -39,6 +43,8 @@ export interface Route {
   readonly handler: (ctx: RouteContext) => Promise<Reply> | Reply;
   /** Reachable without an API key. */
   readonly public?: boolean;
+  /** Needs a key whose role is `admin` (`/admin/...`). */
+  readonly admin?: boolean;
   /** Honours `Idempotency-Key` (creates and forks). */
   readonly idempotent?: boolean;
 }

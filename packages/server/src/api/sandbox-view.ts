@@ -35,6 +35,12 @@ export interface ListedSandboxView {
   readonly metadata: Readonly<Record<string, string>>;
   readonly state: 'running' | 'paused';
   readonly envdVersion: string;
+  /**
+   * aenv: present when the sandbox has failed (its VMM exited unasked, or
+   * it was lost with a crashed node): why. E2B's `state` says `running`
+   * then (its SDKs know two states); only a kill or the TTL removes it.
+   */
+  readonly failureReason?: string;
 }
 
 /** The answer of get. */
@@ -79,6 +85,7 @@ export function toListedView(r: SandboxRecord): ListedSandboxView {
     metadata: r.metadata,
     state: e2bState(r.state),
     envdVersion: r.envdVersion,
+    ...(r.state === 'failed' ? { failureReason: r.failureReason ?? 'failed' } : {}),
   };
 }
 

@@ -44,4 +44,6 @@ export interface SnapshotRecord {
   /** Deleted by a user but still referenced: hidden, removed once unreferenced. */
   readonly deleted?: boolean | undefined;
   readonly createdAt: string;
+  /** The tenant that owns it (the sandbox's); absent = `default`. */
+  readonly tenant?: string | undefined;
 }

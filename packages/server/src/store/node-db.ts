@@ -9,6 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import { AenvError } from '@aenv/shared';
+import { writeOrNoSpace } from './sqlite-full.js';
 
 type Db = Database.Database;
 
@@ -41,6 +42,26 @@ const MIGRATIONS: readonly string[] = [
      body TEXT NOT NULL,
      created_at INTEGER NOT NULL
    );`,
+  // Tenants and hashed API keys; every record gets an owner (pre-tenant rows: `default`;
+  // templates stay unowned = public). Revoked keys stay, for the record, with `revoked_at`.
+  `CREATE TABLE tenants (
+     id TEXT PRIMARY KEY,
+     quotas TEXT NOT NULL,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     tenant TEXT NOT NULL,
+     name TEXT NOT NULL,
+     role TEXT NOT NULL,
+     prefix TEXT NOT NULL,
+     hash TEXT NOT NULL UNIQUE,
+     created_at TEXT NOT NULL,
+     revoked_at TEXT
+   );
+   ALTER TABLE sandboxes ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+   ALTER TABLE snapshots ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default';
+   ALTER TABLE templates ADD COLUMN tenant TEXT;`,
 ];
 
 /** An open node database. */
@@ -88,7 +109,7 @@ export class NodeDb {
 
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return writeOrNoSpace('transaction', () => this.db.transaction(fn)());
   }
 
   /** Closes the database. */

@@ -1,7 +1,7 @@
 /**
  * The node's durable state, opened once: the SQLite database under
  * `$AENV_HOME` and the catalogs over it (sandbox records, snapshots,
- * templates).
+ * templates, tenants and API keys).
  *
  * @module
  */
@@ -14,6 +14,7 @@ import { TemplateCatalog } from '../template/template-catalog.js';
 import type { TemplateRecord } from '../template/template-record.js';
 import { NodeDb } from './node-db.js';
 import { NodeStore, type DocTable } from './node-store.js';
+import { TenantStore } from './tenant-store.js';
 
 /** The opened state of a node. */
 export interface NodeState {
@@ -21,6 +22,7 @@ export interface NodeState {
   readonly sandboxes: DocTable<SandboxDoc>;
   readonly snapshots: SnapshotCatalog;
   readonly templates: TemplateCatalog;
+  readonly tenants: TenantStore;
   close(): void;
 }
 
@@ -39,6 +41,7 @@ export function openNodeState(home: string): NodeState {
     sandboxes: store.sandboxes,
     snapshots: new SnapshotCatalog(store.snapshots, snapshotsDir),
     templates: new TemplateCatalog(store.templates),
+    tenants: new TenantStore(db),
     close: () => db.close(),
   };
 }

@@ -7,7 +7,9 @@
  * @module
  */
 import type { Statement } from 'better-sqlite3';
+import { DEFAULT_TENANT } from '@aenv/shared';
 import type { NodeDb } from './node-db.js';
+import { writeOrNoSpace } from './sqlite-full.js';
 
 /** A stored document: an id and JSON-safe fields. */
 export interface StoredDoc {
@@ -33,7 +35,12 @@ class DocTable<T extends StoredDoc> {
     this.#extract = extract;
     const names = ['id', ...columns, 'data'];
     // An upsert, not INSERT OR REPLACE: replacing would give the row a new rowid (list order).
-    const updates = names.filter((n) => n !== 'id').map((n) => `${n} = excluded.${n}`);
+    // A put that names no owner keeps the one recorded (a template rebuilt by the builder).
+    const updates = names
+      .filter((n) => n !== 'id')
+      .map((n) =>
+        n === 'tenant' ? 'tenant = COALESCE(excluded.tenant, tenant)' : `${n} = excluded.${n}`,
+      );
     this.#put = db.db.prepare(
       `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})
        ON CONFLICT(id) DO UPDATE SET ${updates.join(', ')}`,
@@ -47,7 +54,7 @@ class DocTable<T extends StoredDoc> {
     const row: Record<string, string | null> = { id: doc.id, data: JSON.stringify(doc) };
     const extra = this.#extract(doc);
     for (const c of this.#columns) row[c] = extra[c] ?? null;
-    this.#put.run(row);
+    writeOrNoSpace(`put ${doc.id}`, () => this.#put.run(row));
   }
 
   get(id: string): T | undefined {
@@ -56,7 +63,7 @@ class DocTable<T extends StoredDoc> {
   }
 
   delete(id: string): boolean {
-    return this.#del.run(id).changes > 0;
+    return writeOrNoSpace(`delete ${id}`, () => this.#del.run(id)).changes > 0;
   }
 
   all(): T[] {
@@ -67,6 +74,8 @@ class DocTable<T extends StoredDoc> {
 /** What a sandbox document must carry for the indexed columns. */
 export interface SandboxDoc extends StoredDoc {
   readonly state: string;
+  /** The owning tenant; absent = `default` (records from before tenants). */
+  readonly tenant?: string | undefined;
 }
 
 /** What a snapshot document must carry. */
@@ -75,12 +84,16 @@ export interface SnapshotDoc extends StoredDoc {
   readonly name?: string | undefined;
   readonly sandboxId?: string | undefined;
   readonly createdAt: string;
+  /** The owning tenant; absent = `default`. */
+  readonly tenant?: string | undefined;
 }
 
 /** What a template document must carry. */
 export interface TemplateDoc extends StoredDoc {
   readonly alias?: string | undefined;
   readonly createdAt: string;
+  /** The owning tenant; absent = public (the base template, pre-tenant templates). */
+  readonly tenant?: string | undefined;
 }
 
 /** The node's tables. */
@@ -93,24 +106,27 @@ export class NodeStore<S extends SandboxDoc, P extends SnapshotDoc, T extends Te
   constructor(db: NodeDb) {
     this.#db = db;
     const now = (): string => new Date().toISOString();
-    this.sandboxes = new DocTable<S>(db, 'sandboxes', ['state', 'updated_at'], (d) => ({
+    this.sandboxes = new DocTable<S>(db, 'sandboxes', ['state', 'updated_at', 'tenant'], (d) => ({
       state: d.state,
       updated_at: now(),
+      tenant: d.tenant ?? DEFAULT_TENANT,
     }));
     this.snapshots = new DocTable<P>(
       db,
       'snapshots',
-      ['kind', 'name', 'sandbox_id', 'created_at'],
+      ['kind', 'name', 'sandbox_id', 'created_at', 'tenant'],
       (d) => ({
         kind: d.kind,
         name: d.name ?? null,
         sandbox_id: d.sandboxId ?? null,
         created_at: d.createdAt,
+        tenant: d.tenant ?? DEFAULT_TENANT,
       }),
     );
-    this.templates = new DocTable<T>(db, 'templates', ['alias', 'created_at'], (d) => ({
+    this.templates = new DocTable<T>(db, 'templates', ['alias', 'created_at', 'tenant'], (d) => ({
       alias: d.alias ?? null,
       created_at: d.createdAt,
+      tenant: d.tenant ?? null,
     }));
   }
 

@@ -10,6 +10,8 @@ import type { TemplateRecord } from './template-record.js';
 /** Looks templates up by id or alias. */
 export class TemplateCatalog {
   readonly #table: DocTable<TemplateRecord>;
+  /** Owners of templates whose build was requested but not recorded yet. */
+  readonly #claims = new Map<string, string>();
 
   constructor(table: DocTable<TemplateRecord>) {
     this.#table = table;
@@ -34,13 +36,30 @@ export class TemplateCatalog {
     return t;
   }
 
-  /** Records (or replaces) a template. */
+  /**
+   * Records (or replaces) a template. A record that names no owner keeps
+   * the one recorded before, or takes the one its build was claimed for.
+   */
   put(record: TemplateRecord): void {
-    this.#table.put(record);
+    const tenant =
+      record.tenant ?? this.#table.get(record.id)?.tenant ?? this.#claims.get(record.id);
+    this.#table.put(tenant === undefined ? record : { ...record, tenant });
+    this.#claims.delete(record.id);
+  }
+
+  /** Notes that a build of `id` (not recorded yet) is `tenant`'s; the record takes it. */
+  claim(id: string, tenant: string): void {
+    if (this.#table.get(id) === undefined) this.#claims.set(id, tenant);
+  }
+
+  /** The tenant that owns a template (by id), `undefined` = public or unknown. */
+  ownerOf(id: string): string | undefined {
+    return this.#table.get(id)?.tenant ?? this.#claims.get(id);
   }
 
   /** Removes a template record. */
   delete(id: string): boolean {
+    this.#claims.delete(id);
     return this.#table.delete(id);
   }
 

@@ -26,4 +26,6 @@ export interface TemplateRecord {
   readonly from?: string | undefined;
   /** When the current snapshot was built (rebuilds keep `createdAt`). */
   readonly updatedAt?: string | undefined;
+  /** The tenant that built it; absent = public (the base template, pre-tenant templates). */
+  readonly tenant?: string | undefined;
 }

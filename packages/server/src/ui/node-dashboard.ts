@@ -1,7 +1,9 @@
 /**
  * The node's web dashboard: `@aenv/ui`'s handler mounted at `/ui` of the
- * node's listener, logging in with the node's API keys (the same rule as
- * `X-API-Key`), and a metrics history sampled from the node's own
+ * node's listener, logging in with any valid key of the node's key store
+ * (the same rule as `X-API-Key`; a session acts as that key's tenant, and
+ * every dashboard request re-checks the key, so revoking it ends its
+ * sessions at once), and a metrics history sampled from the node's own
  * Prometheus registry (in process, every few seconds) for the overview's
  * charts. The dashboard calls the node's own API over loopback with the
  * session's key, so it sees exactly what an API client sees.
@@ -43,7 +45,7 @@ export function nodeDashboard(o: NodeDashboardOptions): NodeDashboard {
     kind: 'node',
     checkKey: (key) => {
       try {
-        o.keys.check(key);
+        o.keys.check(key); // a revoked key fails here, ending its sessions
         return true;
       } catch {
         return false;

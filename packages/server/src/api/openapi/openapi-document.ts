@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { ADMIN_PATHS, ADMIN_SCHEMAS } from './admin-paths.js';
 import { RESPONSES, SCHEMAS } from './openapi-schemas.js';
 import { SANDBOX_PATHS } from './sandbox-paths.js';
 import { SNAPSHOT_PATHS } from './snapshot-paths.js';
@@ -77,19 +78,26 @@ export function openApiDocument(): Record<string, unknown> {
     },
     servers: [{ url: 'http://127.0.0.1:8000' }],
     security: [{ ApiKey: [] }],
-    tags: [{ name: 'sandboxes' }, { name: 'snapshots' }, { name: 'templates' }, { name: 'node' }],
+    tags: [
+      { name: 'sandboxes' },
+      { name: 'snapshots' },
+      { name: 'templates' },
+      { name: 'node' },
+      { name: 'admin' },
+    ],
     paths: structuredClone({
       ...NODE_PATHS,
       ...NODE_LIST_PATHS,
       ...SANDBOX_PATHS,
       ...SNAPSHOT_PATHS,
       ...TEMPLATE_PATHS,
+      ...ADMIN_PATHS,
     }),
     components: structuredClone({
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      schemas: { ...SCHEMAS, ...TEMPLATE_SCHEMAS },
+      schemas: { ...SCHEMAS, ...TEMPLATE_SCHEMAS, ...ADMIN_SCHEMAS },
       responses: RESPONSES,
     }),
   };

@@ -63,6 +63,10 @@ const listedSandbox = {
     metadata: strMap,
     state: { type: 'string', enum: ['running', 'paused'] },
     envdVersion: str,
+    failureReason: {
+      type: 'string',
+      description: 'aenv: present when the sandbox failed (VMM exited, lost in a node crash): why.',
+    },
   },
 };
 

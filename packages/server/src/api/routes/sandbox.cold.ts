@@ -15,6 +15,7 @@ import type { ApiContext } from '../api-context.js';
 import { optionalInteger, requiredString } from '../fields.js';
 import { readJsonBody } from '../http-io.js';
 import type { Reply, RouteContext } from '../router.js';
+import { actingTenant } from '../tenant-access.js';
 import { toSandboxView } from '../sandbox-view.js';
 import { parseCreateBody } from './sandbox.create.js';
 
@@ -50,13 +51,14 @@ export function coldStartSandbox(api: ApiContext) {
         'this node cannot cold-start images (it runs without an image service)',
       );
     }
-    const record = await api.coldStart({
-      image,
-      sandbox,
-      vcpus: optionalInteger(body, 'cpuCount', 1, 64) ?? shape.vcpus,
-      memoryMiB: optionalInteger(body, 'memoryMB', 128, 262144) ?? shape.memoryMiB,
-      diskSizeMiB: disk,
-    });
+    const coldStart = api.coldStart;
+    const tenant = actingTenant(ctx);
+    const vcpus = optionalInteger(body, 'cpuCount', 1, 64) ?? shape.vcpus;
+    const memoryMiB = optionalInteger(body, 'memoryMB', 128, 262144) ?? shape.memoryMiB;
+    const demand = { sandboxes: 1, vcpus, memoryMB: memoryMiB, creates: 1 };
+    const record = await api.quotas.run(tenant, demand, () =>
+      coldStart({ image, sandbox: { ...sandbox, tenant }, vcpus, memoryMiB, diskSizeMiB: disk }),
+    );
     return { status: 201, body: toSandboxView(record, api.domain) };
   };
 }

@@ -11,6 +11,8 @@ import type { CreateSandboxRequest } from '../../orchestrator/sandbox.js';
 import type { ApiContext } from '../api-context.js';
 import { optionalBoolean, optionalInteger, optionalStringMap, requiredString } from '../fields.js';
 import type { Reply, RouteContext } from '../router.js';
+import { actingTenant, assertUsableSource } from '../tenant-access.js';
+import { resolveSource } from '../../orchestrator/sandbox-source.js';
 import { readJsonBody } from '../http-io.js';
 import { toSandboxView } from '../sandbox-view.js';
 import { startResults } from './sandbox.fork.js';
@@ -40,16 +42,26 @@ export function parseCreateBody(
 export function createSandbox(api: ApiContext, version: 'v1' | 'v2') {
   return async (ctx: RouteContext): Promise<Reply> => {
     const body = await readJsonBody(ctx.req);
-    const req = parseCreateBody(body, version, api);
+    const tenant = actingTenant(ctx);
+    const req = { ...parseCreateBody(body, version, api), tenant };
+    assertUsableSource(api, ctx, req.templateId);
+    const { snapshot } = resolveSource(api.templates, api.snapshots, req.templateId);
     // aenv extension: `count` creates a batch (one entry per sandbox, as fork answers).
     const count = optionalInteger(body, 'count', 1, 100);
+    const n = count ?? 1;
+    const demand = {
+      sandboxes: n,
+      vcpus: n * snapshot.vcpus,
+      memoryMB: n * snapshot.memoryMiB,
+      creates: n,
+    };
     if (count !== undefined) {
-      return {
-        status: 201,
-        body: startResults(api, await api.orchestrator.createMany(req, count)),
-      };
+      const results = await api.quotas.run(tenant, demand, () =>
+        api.orchestrator.createMany(req, count),
+      );
+      return { status: 201, body: startResults(api, results) };
     }
-    const record = await api.orchestrator.create(req);
+    const record = await api.quotas.run(tenant, demand, () => api.orchestrator.create(req));
     return { status: 201, body: toSandboxView(record, api.domain) };
   };
 }

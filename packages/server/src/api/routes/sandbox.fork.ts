@@ -14,6 +14,7 @@ import type { ApiContext } from '../api-context.js';
 import { optionalInteger, optionalStringMap } from '../fields.js';
 import { readJsonBody } from '../http-io.js';
 import type { Reply, RouteContext } from '../router.js';
+import { ownerOf, sandboxParam } from '../tenant-access.js';
 import { toSandboxView } from '../sandbox-view.js';
 
 /** One entry per child: the sandbox, or the error body it failed with. */
@@ -26,12 +27,23 @@ export function startResults(api: ApiContext, results: readonly StartResult[]): 
 /** The fork handler. */
 export function forkSandbox(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
+    const parent = sandboxParam(api, ctx);
     const body = await readJsonBody(ctx.req);
-    const results = await api.orchestrator.fork(ctx.params.id ?? '', {
-      count: optionalInteger(body, 'count', 1, 100) ?? 1,
-      timeoutSeconds: optionalInteger(body, 'timeout', 0, api.maxTimeoutSeconds),
-      metadata: optionalStringMap(body, 'metadata'),
-    });
+    const count = optionalInteger(body, 'count', 1, 100) ?? 1;
+    // Children belong to the parent's tenant (the caller's: it must own the parent).
+    const demand = {
+      sandboxes: count,
+      vcpus: count * parent.vcpus,
+      memoryMB: count * parent.memoryMiB,
+      creates: count,
+    };
+    const results = await api.quotas.run(ownerOf(parent), demand, () =>
+      api.orchestrator.fork(parent.id, {
+        count,
+        timeoutSeconds: optionalInteger(body, 'timeout', 0, api.maxTimeoutSeconds),
+        metadata: optionalStringMap(body, 'metadata'),
+      }),
+    );
     return { status: 201, body: startResults(api, results) };
   };
 }

@@ -5,12 +5,13 @@
  */
 import type { ApiContext } from '../api-context.js';
 import type { Reply, RouteContext } from '../router.js';
+import { sandboxParam } from '../tenant-access.js';
 import { toDetailView } from '../sandbox-view.js';
 
 /** The get handler. */
 export function getSandbox(api: ApiContext) {
   return (ctx: RouteContext): Reply => {
-    const record = api.orchestrator.get(ctx.params.id ?? '');
+    const record = sandboxParam(api, ctx);
     return { status: 200, body: toDetailView(record, api.domain) };
   };
 }

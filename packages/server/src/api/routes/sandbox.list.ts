@@ -10,6 +10,7 @@ import type { SandboxRecord, SandboxState } from '../../orchestrator/sandbox.js'
 import type { ApiContext } from '../api-context.js';
 import { queryInteger } from '../fields.js';
 import type { Reply, RouteContext } from '../router.js';
+import { scopeOf, sees } from '../tenant-access.js';
 import { toListedView } from '../sandbox-view.js';
 
 /** E2B states → the internal states they show. */
@@ -92,9 +93,11 @@ export function listSandboxesV2(api: ApiContext) {
       templateId: q.get('template') ?? undefined,
       startedAfter: parseDate(q.get('startedAfter'), 'startedAfter'),
     });
-    if (order === 'desc') records.reverse();
+    const scope = scopeOf(ctx);
+    const own = records.filter((r) => sees(scope, r));
+    if (order === 'desc') own.reverse();
     const limit = queryInteger(q, 'limit', 100, { min: 1, max: 100 });
-    return page(records, limit, decodeToken(q.get('nextToken')));
+    return page(own, limit, decodeToken(q.get('nextToken')));
   };
 }
 
@@ -105,6 +108,7 @@ export function listSandboxesV1(api: ApiContext) {
       states: STATES.running,
       metadata: parseMetadataQuery(ctx.query.get('metadata')),
     });
-    return { status: 200, body: records.map(toListedView) };
+    const scope = scopeOf(ctx);
+    return { status: 200, body: records.filter((r) => sees(scope, r)).map(toListedView) };
   };
 }

@@ -12,6 +12,7 @@ import type { ApiContext } from '../api-context.js';
 import { tailConsoleLog } from '../console-tail.js';
 import { queryInteger } from '../fields.js';
 import type { Reply, RouteContext } from '../router.js';
+import { sandboxParam } from '../tenant-access.js';
 
 /** Lines returned when the request does not say. */
 export const DEFAULT_LOG_LINES = 200;
@@ -22,7 +23,7 @@ export const MAX_LOG_LINES = 10_000;
 /** The console-log handler. */
 export function getSandboxLogs(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
-    const record = api.orchestrator.get(ctx.params.id ?? '');
+    const record = sandboxParam(api, ctx);
     const lines = queryInteger(ctx.query, 'lines', DEFAULT_LOG_LINES, {
       min: 1,
       max: MAX_LOG_LINES,

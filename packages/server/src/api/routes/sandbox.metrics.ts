@@ -5,16 +5,18 @@
  *
  * @module
  */
-import type { SandboxMetricsSampler } from '../../metrics/sandbox-metrics-sampler.js';
+import type { ApiContext } from '../api-context.js';
 import { queryInteger } from '../fields.js';
 import type { Reply, RouteContext } from '../router.js';
+import { sandboxParam } from '../tenant-access.js';
 
 /** The sandbox-metrics handler. */
-export function getSandboxMetrics(sampler: SandboxMetricsSampler) {
+export function getSandboxMetrics(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
     const range = { min: 0, max: Number.MAX_SAFE_INTEGER };
     const start = queryInteger(ctx.query, 'start', 0, range);
     const end = queryInteger(ctx.query, 'end', Number.MAX_SAFE_INTEGER, range);
-    return { status: 200, body: await sampler.samples(ctx.params.id ?? '', start, end) };
+    const { id } = sandboxParam(api, ctx);
+    return { status: 200, body: await api.sandboxMetrics.samples(id, start, end) };
   };
 }

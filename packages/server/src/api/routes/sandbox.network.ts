@@ -10,12 +10,14 @@ import { parseNetworkUpdate } from '@aenv/network';
 import type { ApiContext } from '../api-context.js';
 import { readJsonBody } from '../http-io.js';
 import type { Reply, RouteContext } from '../router.js';
+import { sandboxParam } from '../tenant-access.js';
 
 /** The network-update handler. */
 export function updateSandboxNetwork(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
     const policy = parseNetworkUpdate(await readJsonBody(ctx.req));
-    await api.orchestrator.updateEgress(ctx.params.id ?? '', policy);
+    const { id } = sandboxParam(api, ctx);
+    await api.orchestrator.updateEgress(id, policy);
     return { status: 204 };
   };
 }

@@ -10,13 +10,15 @@ import type { ApiContext } from '../api-context.js';
 import { optionalBoolean } from '../fields.js';
 import { readJsonBody } from '../http-io.js';
 import type { Reply, RouteContext } from '../router.js';
+import { sandboxParam } from '../tenant-access.js';
 
 /** The pause handler. */
 export function pauseSandbox(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
     const body = await readJsonBody(ctx.req);
     const memory = optionalBoolean(body, 'memory');
-    await api.orchestrator.pause(ctx.params.id ?? '', memory ?? true);
+    const { id } = sandboxParam(api, ctx);
+    await api.orchestrator.pause(id, memory ?? true);
     return { status: 204 };
   };
 }

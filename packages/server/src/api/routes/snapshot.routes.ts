@@ -16,6 +16,8 @@ import type { ApiContext } from '../api-context.js';
 import { optionalString, queryInteger } from '../fields.js';
 import { readJsonBody } from '../http-io.js';
 import type { Reply, RouteContext } from '../router.js';
+import { ownedUserSnapshot, sandboxParam, scopeOf, sees } from '../tenant-access.js';
+import { assertDeletable } from './template.get.js';
 
 /** `SnapshotInfo`. */
 export interface SnapshotView {
@@ -41,9 +43,10 @@ function view(r: SnapshotRecord): SnapshotView {
 /** The create-snapshot handler. */
 export function createSnapshot(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
+    sandboxParam(api, ctx);
     const name = optionalString(await readJsonBody(ctx.req), 'name');
     if (name !== undefined) assertName('snapshot', name);
-    const record = await api.orchestrator.snapshot(ctx.params.id ?? '', name);
+    const record = await api.orchestrator.snapshot(sandboxParam(api, ctx).id, name);
     return { status: 201, body: { snapshotID: record.id, names: view(record).names } };
   };
 }
@@ -54,11 +57,14 @@ export function listSnapshots(api: ApiContext) {
     const q = ctx.query;
     const sandboxId = q.get('sandboxID');
     const name = q.get('name');
+    const scope = scopeOf(ctx);
     const all = api.orchestrator
       .listSnapshots()
       .filter(
         (s) =>
-          (sandboxId === null || s.sandboxId === sandboxId) && (name === null || s.name === name),
+          sees(scope, s) &&
+          (sandboxId === null || s.sandboxId === sandboxId) &&
+          (name === null || s.name === name),
       );
     const limit = queryInteger(q, 'limit', 100, { min: 1, max: 100 });
     const token = q.get('nextToken');
@@ -87,7 +93,7 @@ export function listSnapshots(api: ApiContext) {
 export function getSnapshot(api: ApiContext) {
   return (ctx: RouteContext): Reply => {
     const id = ctx.params.id ?? '';
-    const record = api.orchestrator.listSnapshots().find((s) => s.id === id || s.name === id);
+    const record = ownedUserSnapshot(api, ctx, id);
     if (record === undefined) {
       throw new AenvError('SNAPSHOT_NOT_FOUND', `snapshot ${id} not found`, {
         fields: { snapshotId: id },
@@ -100,7 +106,9 @@ export function getSnapshot(api: ApiContext) {
 /** The delete handler (`/snapshots/{id}` and `/templates/{id}`). */
 export function deleteSnapshot(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
-    await api.orchestrator.deleteSnapshotOrTemplate(ctx.params.id ?? '');
+    const id = ctx.params.id ?? '';
+    assertDeletable(api, ctx, id);
+    await api.orchestrator.deleteSnapshotOrTemplate(id);
     return { status: 204 };
   };
 }

@@ -18,6 +18,8 @@ import type { ApiContext } from '../api-context.js';
 import { optionalInteger, optionalString, queryInteger } from '../fields.js';
 import { readJsonBody } from '../http-io.js';
 import type { Reply, RouteContext } from '../router.js';
+import { assertTemplateWritable, visibleTemplateId } from '../template-access.js';
+import { scopeOf } from '../tenant-access.js';
 
 /** The template service, or `NOT_SUPPORTED` on nodes without one. */
 export function templatesOf(api: ApiContext): TemplateService {
@@ -40,11 +42,16 @@ export function requestTemplateBuild(api: ApiContext) {
         fields: { field: 'tags' },
       });
     }
+    const name = optionalString(body, 'name') ?? optionalString(body, 'alias');
+    if (name !== undefined) assertTemplateWritable(api, ctx, name);
     const job = templatesOf(api).request({
-      name: optionalString(body, 'name') ?? optionalString(body, 'alias'),
+      name,
       vcpus: optionalInteger(body, 'cpuCount', 1, 64),
       memoryMiB: optionalInteger(body, 'memoryMB', 128, 262144),
     });
+    // A tenant's new template is its own (the operator's are public).
+    const scope = scopeOf(ctx);
+    if (scope !== undefined) api.templates.claim(job.templateId, scope);
     const names = job.alias === undefined ? [] : [job.alias];
     return {
       status: 202,
@@ -63,6 +70,7 @@ export function requestTemplateBuild(api: ApiContext) {
 /** `POST /v2/templates/{templateID}/builds/{buildID}`. */
 export function startTemplateBuild(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
+    assertTemplateWritable(api, ctx, ctx.params.id ?? '');
     const spec = parseBuildSpec(await readJsonBody(ctx.req));
     templatesOf(api).start(ctx.params.id ?? '', ctx.params.buildID ?? '', spec);
     return { status: 202 };
@@ -72,6 +80,7 @@ export function startTemplateBuild(api: ApiContext) {
 /** `GET /templates/{templateID}/builds/{buildID}/status`. */
 export function templateBuildStatus(api: ApiContext) {
   return (ctx: RouteContext): Reply => {
+    visibleTemplateId(api, ctx, ctx.params.id ?? '');
     const offset = queryInteger(ctx.query, 'logsOffset', 0, {
       min: 0,
       max: Number.MAX_SAFE_INTEGER,

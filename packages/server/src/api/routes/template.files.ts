@@ -10,6 +10,7 @@
  */
 import type { ApiContext } from '../api-context.js';
 import type { Reply, RouteContext } from '../router.js';
+import { visibleTemplateId } from '../template-access.js';
 import { templatesOf } from './template.build.js';
 
 function baseUrl(ctx: RouteContext): string {
@@ -21,6 +22,7 @@ function baseUrl(ctx: RouteContext): string {
 /** `GET /templates/{templateID}/files/{hash}`. */
 export function templateFilesLink(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
+    visibleTemplateId(api, ctx, ctx.params.id ?? '');
     const key = ctx.req.headers['x-api-key'];
     const body = await templatesOf(api).uploadLink(
       ctx.params.id ?? '',
@@ -35,6 +37,7 @@ export function templateFilesLink(api: ApiContext) {
 /** `PUT /templates/{templateID}/files/{hash}`. */
 export function uploadTemplateFiles(api: ApiContext) {
   return async (ctx: RouteContext): Promise<Reply> => {
+    visibleTemplateId(api, ctx, ctx.params.id ?? '');
     await templatesOf(api).upload(ctx.params.hash ?? '', ctx.req);
     return { status: 204 };
   };

@@ -6,13 +6,11 @@
  * @module
  */
 import type { TemplateCatalog } from '../../template/template-catalog.js';
-import type { Reply } from '../router.js';
 
 /** The list-templates handler. */
 export function listTemplates(templates: TemplateCatalog) {
-  return (): Reply => ({
-    status: 200,
-    body: templates.list().map((t) => ({
+  return (): { templateID: string }[] =>
+    templates.list().map((t) => ({
       templateID: t.id,
       aliases: t.alias === undefined ? [] : [t.alias],
       cpuCount: t.vcpus,
@@ -21,6 +19,5 @@ export function listTemplates(templates: TemplateCatalog) {
       createdAt: t.createdAt,
       buildStatus: 'ready',
       public: false,
-    })),
-  });
+    }));
 }

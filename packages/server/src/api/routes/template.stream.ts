@@ -28,19 +28,25 @@ import { optionalInteger, optionalString, queryInteger, requiredString } from '.
 import { readJsonBody } from '../http-io.js';
 import { progressReply, type Emit } from '../progress-stream.js';
 import type { Reply, RouteContext } from '../router.js';
+import { assertTemplateWritable } from '../template-access.js';
+import { scopeOf } from '../tenant-access.js';
 import { templatesOf } from './template.build.js';
 
 const MAX_DOCKERFILE_BYTES = 1 << 20;
 
 function run(
   api: ApiContext,
+  ctx: RouteContext,
   o: BuildRequestOptions & { spec: BuildSpec; context?: string },
   cleanup?: () => Promise<void>,
 ): Reply {
   const service = templatesOf(api);
+  if (o.name !== undefined) assertTemplateWritable(api, ctx, o.name);
+  const scope = scopeOf(ctx);
+  const existed = o.name !== undefined && api.templates.find(o.name) !== undefined;
   return progressReply(async (emit: Emit) => {
     try {
-      const record = await service.runNow(o, {
+      let record = await service.runNow(o, {
         onLog: (e) =>
           emit({
             stage: 'build',
@@ -50,6 +56,11 @@ function run(
           }),
         onProgress: (e) => emit({ ...e }),
       });
+      // A tenant's new template is its own (the operator's are public).
+      if (!existed && scope !== undefined && record.tenant === undefined) {
+        record = { ...record, tenant: scope };
+        api.templates.put(record);
+      }
       return { template: recordView(record, service.envdVersion, undefined) };
     } finally {
       await cleanup?.();
@@ -63,7 +74,7 @@ export function pullTemplate(api: ApiContext) {
     const body = await readJsonBody(ctx.req);
     const image = requiredString(body, 'image');
     const ref = parseImageReference(image);
-    return run(api, {
+    return run(api, ctx, {
       name: optionalString(body, 'name') ?? defaultTemplateName(ref),
       vcpus: optionalInteger(body, 'cpuCount', 1, 64),
       memoryMiB: optionalInteger(body, 'memoryMB', 128, 262144),
@@ -83,7 +94,7 @@ export function buildTemplate(api: ApiContext) {
     const type = (ctx.req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
     if (type === 'application/json' || type === '') {
       const body = await readJsonBody(ctx.req);
-      return run(api, {
+      return run(api, ctx, {
         name: optionalString(body, 'name'),
         vcpus: optionalInteger(body, 'cpuCount', 1, 64),
         memoryMiB: optionalInteger(body, 'memoryMB', 128, 262144),
@@ -100,6 +111,7 @@ export function buildTemplate(api: ApiContext) {
       const mem = queryInteger(q, 'memoryMB', 0, { min: 0, max: 262144 });
       return run(
         api,
+        ctx,
         {
           name: q.get('name') ?? undefined,
           vcpus: cpu === 0 ? undefined : cpu,
