@@ -35,6 +35,7 @@ class PipeProcess implements ProcessHandle {
   #drainTimer: NodeJS.Timeout | undefined;
   #paused = false;
   #finished = false;
+  #outputSeq = 0;
 
   constructor(child: ChildProcess, pid: number, stdin: boolean) {
     this.#child = child;
@@ -43,6 +44,7 @@ class PipeProcess implements ProcessHandle {
     child.stdin?.on('error', () => (this.#inputOpen = false));
     for (const kind of ['stdout', 'stderr'] as const) {
       child[kind]?.on('data', (data: Buffer) => {
+        this.#outputSeq++;
         this.#outputListener(kind, data);
         this.#armDrain();
       });
@@ -54,12 +56,24 @@ class PipeProcess implements ProcessHandle {
     child.on('close', () => this.#finish());
   }
 
-  /** After exit, ends once no output arrived for a while (pipes may never close). */
+  /**
+   * After exit, ends once no output arrived for a while (pipes may never
+   * close). The end waits for one more poll of the event loop after the
+   * timer (`setImmediate` runs after it): on a starved CPU the timer can
+   * fire before the loop read output that was already in the pipe when the
+   * process exited, and ending then lost the last lines (bench/load.mjs saw
+   * 1 stream in 239 miss its last line on an overloaded TCG host).
+   */
   #armDrain(): void {
     if (this.#exit === undefined || this.#finished) return;
     clearTimeout(this.#drainTimer);
     if (this.#paused) return;
-    this.#drainTimer = setTimeout(() => this.#finish(), DRAIN_AFTER_EXIT_MS);
+    this.#drainTimer = setTimeout(() => {
+      const seq = this.#outputSeq;
+      setImmediate(() => {
+        if (this.#outputSeq === seq && !this.#paused) this.#finish();
+      });
+    }, DRAIN_AFTER_EXIT_MS);
   }
 
   #finish(): void {
