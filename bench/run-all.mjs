@@ -71,7 +71,8 @@ export function selectBenchmarks(only, skip) {
 
 const list = (s) => (s ?? '').split(',').filter((x) => x !== '');
 
-async function gitState() {
+/** The commit checked out and whether the tree has changes (undefined outside git). */
+export async function gitState() {
   try {
     const commit = (await exec('git', ['rev-parse', 'HEAD'], { cwd: root })).stdout.trim();
     const status = (await exec('git', ['status', '--porcelain'], { cwd: root })).stdout;
