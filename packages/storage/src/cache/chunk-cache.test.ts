@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { stat } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir, type TempDir } from '../../test/helpers/tmp.js';
@@ -112,6 +112,20 @@ describe('ChunkCache', () => {
     }
     const again = await ChunkCache.open({ dir: d, budgetBytes: SLOT });
     await again.close();
+  });
+
+  it('takes over a lock whose pid now belongs to another process (a recycled pid)', async () => {
+    const d = join(dir.path, 'e2');
+    await mkdir(d, { recursive: true });
+    // pid 1 is alive, but it did not start at "tick 1": a dead holder's recycled pid.
+    await writeFile(join(d, 'lock'), '1 1');
+    const cache = await ChunkCache.open({ dir: d, budgetBytes: SLOT, slotSize: SLOT });
+    await cache.close();
+    // A holder recorded without its start time (an older lock) still counts while its pid lives.
+    await writeFile(join(d, 'lock'), '1');
+    await assert.rejects(ChunkCache.open({ dir: d, budgetBytes: SLOT }), {
+      code: 'STORAGE_CACHE_LOCKED',
+    });
   });
 
   it('propagates loader failures to every waiter and forgets them', async () => {

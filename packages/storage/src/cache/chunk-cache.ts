@@ -263,21 +263,43 @@ export class ChunkCache {
   }
 }
 
+/**
+ * Takes the cache's lock file: `<pid> <start time>` of the holder. A lock
+ * whose pid is gone, or now belongs to a process started at another time
+ * (pids are recycled: a daemon killed with SIGKILL leaves its lock behind,
+ * and on a busy host its pid can be some other live process minutes
+ * later), is stale and taken over.
+ */
 async function takeLock(dir: string): Promise<void> {
   const lock = join(dir, 'lock');
+  const mine = `${process.pid} ${(await startTimeOf(process.pid)) ?? ''}`.trim();
   try {
-    await writeFile(lock, String(process.pid), { flag: 'wx' });
+    await writeFile(lock, mine, { flag: 'wx' });
     return;
   } catch (err) {
     if (errnoOf(err) !== 'EEXIST') throw fsError(err, `locking ${dir}`);
   }
-  const owner = Number((await readFile(lock, 'utf8').catch(() => '')).trim());
+  const [pidText, started] = (await readFile(lock, 'utf8').catch(() => '')).trim().split(' ');
+  const owner = Number(pidText);
   if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) {
-    throw new AenvError('STORAGE_CACHE_LOCKED', `chunk cache ${dir} is in use by pid ${owner}`, {
-      fields: { path: dir, pid: owner },
-    });
+    const now = started === undefined ? undefined : await startTimeOf(owner);
+    if (now === undefined || now === started) {
+      throw new AenvError('STORAGE_CACHE_LOCKED', `chunk cache ${dir} is in use by pid ${owner}`, {
+        fields: { path: dir, pid: owner },
+      });
+    }
   }
-  await writeFile(lock, String(process.pid));
+  await writeFile(lock, mine);
+}
+
+/** A process's start time (clock ticks since boot, `/proc/<pid>/stat` field 22); undefined off Linux. */
+async function startTimeOf(pid: number): Promise<string | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
 }
 
 function isAlive(pid: number): boolean {
