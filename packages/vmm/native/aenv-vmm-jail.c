@@ -134,9 +134,60 @@ static void mount_back(struct bind *b) {
   if (mount(NULL, b->path, NULL, ro, NULL) != 0) die("remount", b->path);
 }
 
+/* Whether `path` is `dir` or lies below it. */
+static int within(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/') n--;
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/* Decodes mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s) {
+  char *out = s;
+  for (char *in = s; *in; in++, out++) {
+    if (in[0] == '\\' && in[1] >= '0' && in[1] <= '7' && in[2] && in[3]) {
+      *out = (char)(((in[1] - '0') << 6) | ((in[2] - '0') << 3) | (in[3] - '0'));
+      in += 3;
+    } else {
+      *out = *in;
+    }
+  }
+  *out = '\0';
+}
+
+/*
+ * Detaches, in this new namespace, every mount below a hidden directory that
+ * holds none of the bound-back files. The namespace starts as a copy of the
+ * daemon's: without this, a filesystem the daemon loop-mounts for a moment
+ * (an image being converted) stays mounted here for the VM's whole life, so
+ * the daemon's unmount neither releases nor flushes it, and the image file
+ * it then reads is stale.
+ */
+static void detach_hidden_mounts(const char **hide, int nhide, struct bind *binds, int nbinds) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL) die("open", "/proc/self/mountinfo");
+  static char points[1024][512];
+  int n = 0;
+  char line[4096];
+  while (n < 1024 && fgets(line, sizeof line, f) != NULL) {
+    char *field = strtok(line, " ");
+    for (int k = 0; k < 4 && field != NULL; k++) field = strtok(NULL, " ");
+    if (field == NULL || strlen(field) >= sizeof points[0]) continue;
+    unescape(field);
+    int hidden = 0, needed = 0;
+    for (int i = 0; i < nhide; i++) hidden |= within(field, hide[i]) && strcmp(field, "/") != 0;
+    for (int i = 0; i < nbinds; i++) needed |= within(binds[i].path, field);
+    if (hidden && !needed) snprintf(points[n++], sizeof points[0], "%s", field);
+  }
+  fclose(f);
+  /* deepest first: mountinfo lists parents before children */
+  for (int i = n - 1; i >= 0; i--) umount2(points[i], MNT_DETACH);
+}
+
 static void build_mounts(const char **hide, int nhide, struct bind *binds, int nbinds) {
   if (unshare(CLONE_NEWNS) != 0) die("unshare", "mount namespace");
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("make private", "/");
+  detach_hidden_mounts(hide, nhide, binds, nbinds);
   for (int i = 0; i < nbinds; i++) {
     binds[i].fd = open(binds[i].path, O_PATH | O_CLOEXEC);
     if (binds[i].fd < 0) die("open", binds[i].path);

@@ -95,6 +95,10 @@ export async function mountVolume(raw: string, mountPoint: string): Promise<Moun
 }
 
 async function unmount(mountPoint: string): Promise<void> {
+  // Flush first: if another mount namespace (a VMM jail made while this was
+  // mounted) still holds the filesystem, the unmount below neither releases
+  // nor flushes it, and the image file read next would be stale.
+  await command('sync', 'sync', ['-f', mountPoint]);
   for (let attempt = 0; ; attempt++) {
     try {
       await command('umount', 'umount', [mountPoint]);
