@@ -9,11 +9,12 @@
  *
  * @module
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { commandLines } from './command-lines.js';
 import { AENV_MAIN } from './run-aenv.js';
 
 /** A home shared by successive daemons, with a network prefix and pool of its own. */
@@ -115,16 +116,6 @@ export async function api(
   return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }
 
-function lines(cmd: string, args: string[]): string[] {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l !== '');
-  } catch {
-    return [];
-  }
-}
-
 function entries(dir: string): string[] {
   try {
     return readdirSync(dir).sort();
@@ -135,7 +126,7 @@ function entries(dir: string): string[] {
 
 /** QEMU processes started for this home. */
 export function vmmProcesses(h: DaemonHome): string[] {
-  return lines('pgrep', ['-af', 'qemu-system']).filter((l) => l.includes(h.home));
+  return commandLines('pgrep', ['-af', 'qemu-system']).filter((l) => l.includes(h.home));
 }
 
 /** What sits in `$home/<sub>` (`sandboxes`, `nbd`, `snapshots`). */
@@ -150,8 +141,8 @@ export function networkLeftovers(h: DaemonHome): {
   nft: string[];
 } {
   return {
-    netns: lines('ip', ['netns', 'list']).filter((l) => l.startsWith(h.prefix)),
-    links: lines('ip', ['-o', 'link', 'show']).filter((l) => l.includes(` ${h.prefix}`)),
-    nft: lines('nft', ['list', 'tables']).filter((l) => l.includes(h.prefix)),
+    netns: commandLines('ip', ['netns', 'list']).filter((l) => l.startsWith(h.prefix)),
+    links: commandLines('ip', ['-o', 'link', 'show']).filter((l) => l.includes(` ${h.prefix}`)),
+    nft: commandLines('nft', ['list', 'tables']).filter((l) => l.includes(h.prefix)),
   };
 }

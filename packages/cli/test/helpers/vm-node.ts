@@ -9,11 +9,11 @@
  * @module
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadNodeConfig, serveNode, type ServedNode } from '@aenv/server';
+import { commandLines } from './command-lines.js';
 
 /** A node under test. */
 export interface VmNode {
@@ -22,16 +22,6 @@ export interface VmNode {
   /** Environment pointing the CLI at this node only. */
   readonly env: Record<string, string>;
   close(): Promise<void>;
-}
-
-function lines(cmd: string, args: string[]): string[] {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l !== '');
-  } catch {
-    return [];
-  }
 }
 
 /**
@@ -70,10 +60,10 @@ export async function startVmNode(pool: string, env: Record<string, string> = {}
     },
     close: async () => {
       await node.close();
-      const qemus = lines('pgrep', ['-af', 'qemu-system']).filter((l) => l.includes(home));
+      const qemus = commandLines('pgrep', ['-af', 'qemu-system']).filter((l) => l.includes(home));
       assert.deepEqual(qemus, [], 'QEMU processes left behind');
       assert.deepEqual(
-        lines('ip', ['netns', 'list']).filter((l) => l.startsWith(prefix)),
+        commandLines('ip', ['netns', 'list']).filter((l) => l.startsWith(prefix)),
         [],
         'netns left behind',
       );
